@@ -1,0 +1,18 @@
+/* cli.h -- the subcommands of `gsm` and the helpers they share. The CLI sees
+ * include/gsmrt.h only. Exit codes: 0 success, 1 runtime error, 2 usage. */
+#ifndef GSM_CLI_H
+#define GSM_CLI_H
+
+#include <stdio.h>
+
+#include "gsmrt.h"
+
+#define EXIT_RUNTIME 1
+#define EXIT_USAGE 2
+
+int cmd_devices(int argc, char **argv);
+
+/* Writes s as a JSON string literal (quotes and escapes included). */
+void json_string(FILE *f, const char *s);
+
+#endif

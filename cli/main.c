@@ -1,0 +1,47 @@
+/* main.c -- `gsm`: parse the subcommand, hand over to it. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: gsm <command> [options]\n"
+            "\n"
+            "GSM runtime %s: LLM inference on Vulkan with grouped, tiered KV memory.\n"
+            "\n"
+            "commands:\n"
+            "  devices     list the Vulkan devices and their capabilities\n"
+            "\n"
+            "Run `gsm <command> --help` for the options of a command.\n"
+            "Environment: GSMRT_DEVICE (index or name), GSMRT_VALIDATE=1 (Khronos validation),\n"
+            "GSMRT_DISABLE_SUBGROUP_OPS=1, GSMRT_FORCE_BINDING_RANGE=BYTES, GSMRT_PIPELINE_CACHE=PATH|off.\n",
+            gsmrt_version_string());
+}
+
+int main(int argc, char **argv)
+{
+    if (gsmrt_version() != GSMRT_VERSION) {
+        fprintf(stderr, "gsm: library version %s does not match the header this program was built with\n",
+                gsmrt_version_string());
+        return EXIT_RUNTIME;
+    }
+    if (argc < 2) {
+        usage(stderr);
+        return EXIT_USAGE;
+    }
+    const char *cmd = argv[1];
+    if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0) {
+        usage(stdout);
+        return 0;
+    }
+    if (strcmp(cmd, "--version") == 0) {
+        printf("gsm %s\n", gsmrt_version_string());
+        return 0;
+    }
+    if (strcmp(cmd, "devices") == 0) return cmd_devices(argc - 1, argv + 1);
+    fprintf(stderr, "gsm: unknown command '%s'\n\n", cmd);
+    usage(stderr);
+    return EXIT_USAGE;
+}

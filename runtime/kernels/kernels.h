@@ -1,0 +1,111 @@
+/* kernels.h -- the kernel table and the record functions, one per operation.
+ *
+ * Each record function picks the kernel variant the device can run (subgroup
+ * or shared-memory reduction), binds weights in row chunks no larger than the
+ * binding range, and records the dispatch(es) into a recording. It records no
+ * barrier: the caller places gsmrt_vk_rec_barrier between dependent steps.
+ * Push-constant mirrors live in kernels_push.h. Shapes are C order. */
+#ifndef GSMRT_KERNELS_H
+#define GSMRT_KERNELS_H
+
+#include "kernels/spv_registry.h"
+#include "vk/vk.h"
+
+/* Weight formats, numbered as ggml types. */
+enum gsmrt_wtype {
+    GSMRT_WTYPE_F32 = 0,
+    GSMRT_WTYPE_F16 = 1,
+    GSMRT_WTYPE_Q8_0 = 8,
+};
+
+#define GSMRT_Q8_0_BLOCK 32        /* values per Q8_0 block */
+#define GSMRT_Q8_0_BLOCK_BYTES 34  /* f16 scale + 32 int8 */
+
+/* Bytes of one row of n_cols values; 0 if the type is unknown or n_cols is
+ * not a whole number of blocks. */
+uint64_t gsmrt_wtype_row_bytes(enum gsmrt_wtype type, uint64_t n_cols);
+const char *gsmrt_wtype_name(enum gsmrt_wtype type);
+
+/* The interface of a kernel (SPIR-V, binding count, push size). */
+const struct gsmrt_vk_kernel_desc *gsmrt_kernel_desc(enum gsmrt_kernel id);
+
+/* A weight matrix [n_rows][n_cols] of `type`, starting at `offset` in `buf`
+ * (offset aligned to minStorageBufferOffsetAlignment). */
+struct gsmrt_k_weights {
+    const struct gsmrt_vk_buf *buf;
+    VkDeviceSize offset;
+    enum gsmrt_wtype type;
+    uint32_t n_rows, n_cols;
+};
+
+/* y[y_offset + r] = sum_c W[r][c] x[c];  x: float [n_cols], y: float [>= y_offset + n_rows] */
+gsmrt_status gsmrt_k_matvec(struct gsmrt_vk_rec *rec, const struct gsmrt_k_weights *w,
+                            const struct gsmrt_vk_range *x, const struct gsmrt_vk_range *y,
+                            uint32_t y_offset, struct gsmrt_err *err);
+
+/* Y[t][y_offset + r] = sum_c W[r][c] X[t][c] for t < n_tok;
+ * X: float [n_tok][x_stride], Y: float [n_tok][y_stride] */
+gsmrt_status gsmrt_k_matmul(struct gsmrt_vk_rec *rec, const struct gsmrt_k_weights *w,
+                            const struct gsmrt_vk_range *x, const struct gsmrt_vk_range *y,
+                            uint32_t n_tok, uint32_t x_stride, uint32_t y_stride,
+                            uint32_t y_offset, struct gsmrt_err *err);
+
+/* y[i][c] = W[ids[i]][c] (as float);  ids: uint [n_ids], y: float [n_ids][n_cols].
+ * Ids >= n_rows leave their row of y unwritten. */
+gsmrt_status gsmrt_k_get_rows(struct gsmrt_vk_rec *rec, const struct gsmrt_k_weights *w,
+                              const struct gsmrt_vk_range *ids, uint32_t n_ids,
+                              const struct gsmrt_vk_range *y, struct gsmrt_err *err);
+
+/* y[r][i] = x[r][i] * w[i] / sqrt(mean_i x[r][i]^2 + eps) */
+gsmrt_status gsmrt_k_rms_norm(struct gsmrt_vk_rec *rec, const struct gsmrt_vk_range *x,
+                              const struct gsmrt_vk_range *w, const struct gsmrt_vk_range *y,
+                              uint32_t n_rows, uint32_t n_cols, float eps, struct gsmrt_err *err);
+
+/* y[r] = softmax(scale * x[r]) over n_cols */
+gsmrt_status gsmrt_k_softmax(struct gsmrt_vk_rec *rec, const struct gsmrt_vk_range *x,
+                             const struct gsmrt_vk_range *y, uint32_t n_rows, uint32_t n_cols,
+                             float scale, struct gsmrt_err *err);
+
+enum gsmrt_rope_mode {
+    GSMRT_ROPE_NORM = 0,   /* adjacent pairs (llama.cpp's deepseek2, llama) */
+    GSMRT_ROPE_NEOX = 2,   /* halves; the value is ggml's */
+};
+
+/* RoPE with YaRN as ggml computes it; see shaders/rope.comp for the maths. */
+struct gsmrt_rope_params {
+    uint32_t n_tok, n_heads;
+    uint32_t head_stride, row_stride;   /* floats between heads / between tokens */
+    uint32_t rot_offset, n_dims;        /* rotated part of each head */
+    enum gsmrt_rope_mode mode;
+    float freq_base, freq_scale, ext_factor, attn_factor;
+    float corr_low, corr_high;          /* from gsmrt_rope_yarn_corr_dims */
+};
+
+/* YaRN correction range (pair indices) for n_dims rotated dims, as ggml's
+ * ggml_rope_yarn_corr_dims (beta_fast 32, beta_slow 1 for deepseek2). */
+void gsmrt_rope_yarn_corr_dims(uint32_t n_dims, uint32_t n_ctx_orig, float freq_base,
+                               float beta_fast, float beta_slow, float out[2]);
+
+/* In place on x: float [n_tok][row_stride]; pos: int [n_tok]. */
+gsmrt_status gsmrt_k_rope(struct gsmrt_vk_rec *rec, const struct gsmrt_vk_range *x,
+                          const struct gsmrt_vk_range *pos, const struct gsmrt_rope_params *p,
+                          struct gsmrt_err *err);
+
+/* y[i] = silu(g[i]) * u[i] */
+gsmrt_status gsmrt_k_swiglu(struct gsmrt_vk_rec *rec, const struct gsmrt_vk_range *g,
+                            const struct gsmrt_vk_range *u, const struct gsmrt_vk_range *y,
+                            uint32_t n, struct gsmrt_err *err);
+/* y[i] = a[i] + b[i] */
+gsmrt_status gsmrt_k_add(struct gsmrt_vk_rec *rec, const struct gsmrt_vk_range *a,
+                         const struct gsmrt_vk_range *b, const struct gsmrt_vk_range *y, uint32_t n,
+                         struct gsmrt_err *err);
+/* y[i] = s * a[i] */
+gsmrt_status gsmrt_k_scale(struct gsmrt_vk_rec *rec, const struct gsmrt_vk_range *a,
+                           const struct gsmrt_vk_range *y, uint32_t n, float s,
+                           struct gsmrt_err *err);
+
+/* Creates the pipelines of every kernel the device would use (what a model
+ * load does up front), so their compile time is paid once and cached. */
+gsmrt_status gsmrt_kernels_warm_up(struct gsmrt_vk_device *dev, struct gsmrt_err *err);
+
+#endif

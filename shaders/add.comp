@@ -1,0 +1,27 @@
+// add.comp: y[i] = a[i] + b[i] (residual connections).
+//   binding 0  A  readonly   float [n]
+//   binding 1  B  readonly   float [n]
+//   binding 2  Y  writeonly  float [n]
+//   push       n
+//   spec       0: WG_SIZE
+//   dispatch   ceil(n / WG_SIZE) workgroups, split over (x, y): see flat_group()
+//   reference  tests/ref/ref.c ref_add()
+#version 450
+#extension GL_GOOGLE_include_directive : require
+
+layout(constant_id = 0) const uint WG_SIZE = 64;
+layout(local_size_x_id = 0) in;
+
+#include "common.glsl"
+
+layout(set = 0, binding = 0, std430) readonly buffer A { float a[]; };
+layout(set = 0, binding = 1, std430) readonly buffer B { float b[]; };
+layout(set = 0, binding = 2, std430) writeonly buffer Y { float y[]; };
+layout(push_constant) uniform Push { uint n; } pc;
+
+void main()
+{
+    uint i = flat_group() * WG_SIZE + gl_LocalInvocationID.x;
+    if (i >= pc.n) return;
+    y[i] = a[i] + b[i];
+}

@@ -1,0 +1,50 @@
+// matmul_body.glsl: Y[t][y_offset + r] = sum_c W[r][c] * X[t][c], the rows
+// of one weight chunk against n_tok activation rows (prefill, batches).
+// Tiled: a TILE x TILE workgroup computes TILE rows x TILE tokens, staging
+// K_TILE columns of W (dequantised) and X in shared memory per pass.
+//   binding 0  W  readonly   weights [n_rows][n_cols] (one chunk)
+//   binding 1  X  readonly   float [n_tok][x_stride]
+//   binding 2  Y  writeonly  float [n_tok][y_stride]
+//   push       n_cols, n_rows, n_tok, x_stride, y_stride, y_offset
+//   spec       0: TILE_R, 1: TILE_T workgroup size in rows and tokens (16, 16)
+//   dispatch   (ceil(n_rows / TILE_R), ceil(n_tok / TILE_T), 1)
+//   reference  tests/ref/ref.c ref_matmul()
+layout(constant_id = 0) const uint TILE_R = 16;
+layout(constant_id = 1) const uint TILE_T = 16;
+layout(local_size_x_id = 0, local_size_y_id = 1) in;
+
+#include "common.glsl"
+#include "weights.glsl"
+
+layout(set = 0, binding = 1, std430) readonly buffer X { float x[]; };
+layout(set = 0, binding = 2, std430) writeonly buffer Y { float y[]; };
+layout(push_constant) uniform Push {
+    uint n_cols; uint n_rows; uint n_tok; uint x_stride; uint y_stride; uint y_offset;
+} pc;
+
+const uint K_TILE = 32;   // one Q8_0 block; columns staged per pass
+shared float sh_w[TILE_R][K_TILE];
+shared float sh_x[TILE_T][K_TILE];
+
+void main()
+{
+    uint lr = gl_LocalInvocationID.x, lt = gl_LocalInvocationID.y;
+    uint r0 = gl_WorkGroupID.x * TILE_R, t0 = gl_WorkGroupID.y * TILE_T;
+    uint lin = lt * TILE_R + lr, n_threads = TILE_R * TILE_T;
+    float acc = 0.0;
+    for (uint k0 = 0; k0 < pc.n_cols; k0 += K_TILE) {
+        for (uint e = lin; e < TILE_R * K_TILE; e += n_threads) {
+            uint i = e / K_TILE, k = e % K_TILE, r = r0 + i, c = k0 + k;
+            sh_w[i][k] = (r < pc.n_rows && c < pc.n_cols) ? w_at(r, c, pc.n_cols) : 0.0;
+        }
+        for (uint e = lin; e < TILE_T * K_TILE; e += n_threads) {
+            uint i = e / K_TILE, k = e % K_TILE, t = t0 + i, c = k0 + k;
+            sh_x[i][k] = (t < pc.n_tok && c < pc.n_cols) ? x[t * pc.x_stride + c] : 0.0;
+        }
+        barrier();
+        for (uint k = 0; k < K_TILE; k++) acc += sh_w[lr][k] * sh_x[lt][k];
+        barrier();
+    }
+    uint r = r0 + lr, t = t0 + lt;
+    if (r < pc.n_rows && t < pc.n_tok) y[t * pc.y_stride + pc.y_offset + r] = acc;
+}

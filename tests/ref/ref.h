@@ -1,0 +1,48 @@
+/* ref.h -- plain C reference implementations of every kernel (llama2.c
+ * style), the independent truth the GPU kernels are tested against. Double
+ * accumulation where it makes the reference clearly more exact than the
+ * kernel under test. Shapes are C order. */
+#ifndef GSMRT_TEST_REF_H
+#define GSMRT_TEST_REF_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* IEEE half <-> float, round to nearest even (independent of any library). */
+uint16_t ref_f32_to_f16(float f);
+float ref_f16_to_f32(uint16_t h);
+
+/* Q8_0 (ggml layout: f16 d = max|x|/127, then 32 int8 round(x/d)). */
+void ref_quantize_q8_0(const float *x, size_t n, uint8_t *out);   /* n % 32 == 0 */
+void ref_dequantize_q8_0(const uint8_t *q, size_t n, float *out);
+
+/* Weights [n_rows][n_cols] in type 0 (F32), 1 (F16) or 8 (Q8_0), as floats. */
+void ref_dequantize(int type, const void *w, size_t n_rows, size_t n_cols, float *out);
+
+void ref_matvec(const float *w, const float *x, float *y, size_t n_rows, size_t n_cols);
+void ref_matmul(const float *w, const float *x, float *y, size_t n_rows, size_t n_cols,
+                size_t n_tok);   /* y: [n_tok][n_rows] */
+void ref_get_rows(const float *w, const uint32_t *ids, size_t n_ids, size_t n_cols, float *y);
+void ref_rms_norm(const float *x, const float *w, float *y, size_t n_rows, size_t n_cols, float eps);
+void ref_softmax(const float *x, float *y, size_t n_rows, size_t n_cols, float scale);
+void ref_swiglu(const float *g, const float *u, float *y, size_t n);
+void ref_add(const float *a, const float *b, float *y, size_t n);
+void ref_scale(const float *a, float *y, size_t n, float s);
+
+struct ref_rope {
+    size_t n_tok, n_heads, head_stride, row_stride, rot_offset, n_dims;
+    int neox;
+    float freq_base, freq_scale, ext_factor, attn_factor;
+    int n_ctx_orig;   /* for the YaRN correction range (beta_fast 32, beta_slow 1) */
+};
+/* In place; written from shared/docs/deepseek2-gguf.md section 5. */
+void ref_rope(float *x, const int32_t *pos, const struct ref_rope *p);
+
+/* Normalised mean squared error sum((a-b)^2) / sum(b^2), and max |a-b|. */
+double ref_nmse(const float *a, const float *b, size_t n);
+double ref_max_abs_diff(const float *a, const float *b, size_t n);
+
+/* Deterministic uniform floats in [lo, hi) (xorshift), for test inputs. */
+void ref_fill_uniform(float *x, size_t n, uint64_t seed, float lo, float hi);
+
+#endif
