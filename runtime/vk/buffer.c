@@ -114,7 +114,7 @@ static gsmrt_status transfer(struct gsmrt_vk_device *dev, const struct gsmrt_vk_
                              to_device ? "upload" : "download", (uint64_t)size, (uint64_t)offset,
                              (uint64_t)buf->size);
     if (size == 0) return GSMRT_OK;
-    if (buf->mapped) {
+    if (buf->mapped && !dev->force_staging) {
         if (to_device) memcpy((unsigned char *)buf->mapped + offset, host, size);
         else memcpy(host, (unsigned char *)buf->mapped + offset, size);
         return GSMRT_OK;

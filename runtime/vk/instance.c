@@ -135,6 +135,13 @@ gsmrt_status gsmrt_vk_instance_create(const struct gsmrt_vk_instance_params *p,
         .ppEnabledExtensionNames = exts,
     };
     VkResult r = vkCreateInstance(&info, NULL, &inst->instance);
+    if (r == VK_ERROR_INCOMPATIBLE_DRIVER) {
+        gsmrt_vk_instance_destroy(inst);
+        return gsmrt_err_set(err, GSMRT_E_NO_DEVICE,
+                             "no Vulkan driver is installed, or none supports Vulkan 1.2 "
+                             "(vkCreateInstance: VK_ERROR_INCOMPATIBLE_DRIVER); on a machine "
+                             "without a GPU install mesa-vulkan-drivers (lavapipe)");
+    }
     if (r != VK_SUCCESS) {
         gsmrt_status st = gsmrt_vk_result(err, r, "vkCreateInstance");
         gsmrt_vk_instance_destroy(inst);

@@ -48,7 +48,7 @@ const void *gsmrt_vk_pipeline_cache_check(const void *file, size_t file_bytes,
     if (file_bytes < sizeof h) return *why = "shorter than its header", NULL;
     memcpy(&h, file, sizeof h);
     if (memcmp(h.magic, MAGIC, sizeof h.magic) != 0) return *why = "not a gsmrt pipeline cache", NULL;
-    if (h.format_version != FORMAT_VERSION) return *why = "unknown format version", NULL;
+    if (h.format_version != FORMAT_VERSION || h.reserved != 0) return *why = "unknown format version", NULL;
     if (h.endian_mark != ENDIAN_MARK || h.pointer_bytes != sizeof(void *))
         return *why = "written on another platform", NULL;
     if (h.gsmrt_version != GSMRT_VERSION) return *why = "written by another gsmrt version", NULL;
@@ -155,10 +155,13 @@ gsmrt_status gsmrt_vk_pipeline_cache_open(struct gsmrt_vk_device *dev, const cha
     };
     VkResult r = dev->vk.vkCreatePipelineCache(dev->device, &ci, NULL, &dev->pipeline_cache);
     if (r != VK_SUCCESS && payload) {
+        gsmrt_log(&dev->log, GSMRT_LOG_INFO, "pipeline cache %s rejected by the driver", path);
         /* A blob the driver rejects is treated as no cache at all. */
         ci.initialDataSize = 0;
         ci.pInitialData = NULL;
         r = dev->vk.vkCreatePipelineCache(dev->device, &ci, NULL, &dev->pipeline_cache);
+    } else if (r == VK_SUCCESS && payload) {
+        dev->pipeline_cache_loaded = true;
     }
     gsmrt_mem_free(dev->alloc, file);
     return r == VK_SUCCESS ? GSMRT_OK : gsmrt_vk_result(err, r, "vkCreatePipelineCache");

@@ -164,6 +164,8 @@ struct gsmrt_vk_device {
     /* Environment switches that force fallback paths on capable devices. */
     bool disable_subgroup_ops;           /* GSMRT_DISABLE_SUBGROUP_OPS=1 */
     bool disable_fp16;                   /* GSMRT_DISABLE_FP16=1 */
+    bool force_staging;                  /* GSMRT_FORCE_STAGING=1: copy through staging even
+                                            when memory is mapped (a discrete GPU's path) */
     uint64_t binding_range;              /* min(maxStorageBufferRange, GSMRT_FORCE_BINDING_RANGE) */
     uint64_t block_bytes;                /* sub-allocation block size */
     uint64_t forced_budget;              /* GSMRT_FORCE_DEVICE_BUDGET bytes, 0 = none */
@@ -175,6 +177,7 @@ struct gsmrt_vk_device {
     VkPipelineCache pipeline_cache;
     char pipeline_cache_path[1024];      /* "" = not persisted */
     bool pipeline_cache_dirty;
+    bool pipeline_cache_loaded;          /* a valid cache file was handed to the driver */
     struct gsmrt_vk_pipeline **pipelines;   /* created so far, by (kernel, spec) */
     uint32_t n_pipelines, cap_pipelines;
     double pipeline_create_ms;           /* total time spent creating pipelines */

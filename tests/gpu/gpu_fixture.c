@@ -111,3 +111,4 @@ void submit(struct gpu *g)
 {
     if (check(gsmrt_vk_rec_submit_wait(g->rec, &gpu_err), "submit") != GSMRT_OK) fail();
 }
+

@@ -1,0 +1,13 @@
+#!/bin/sh
+# test.sh -- the whole test suite from a fresh checkout: installs the Debian
+# packages, builds (build/), runs every test with ctest, then the unit and
+# GPU tests again under ASan + UBSan (build-asan/). GPU tests run on
+# lavapipe when there is no GPU, under the Khronos validation layer.
+set -eu
+cd "$(dirname "$0")/.."
+jobs=$(nproc 2>/dev/null || echo 2)
+scripts/install-deps.sh
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo
+cmake --build build -j "$jobs"
+ctest --test-dir build --output-on-failure -j "$jobs"
+scripts/run-sanitizers.sh
