@@ -121,7 +121,6 @@ static void apply_env_switches(struct gsmrt_vk_device *dev)
 {
     const struct gsmrt_vk_caps *c = &dev->caps;
     dev->disable_subgroup_ops = env_flag("GSMRT_DISABLE_SUBGROUP_OPS");
-    dev->disable_fp16 = env_flag("GSMRT_DISABLE_FP16");
     dev->force_staging = env_flag("GSMRT_FORCE_STAGING");
     dev->binding_range = c->max_storage_buffer_range;
     uint64_t forced = env_bytes("GSMRT_FORCE_BINDING_RANGE");
