@@ -61,6 +61,13 @@ gsmrt_status gsmrt_k_rms_norm(struct gsmrt_vk_rec *rec, const struct gsmrt_vk_ra
                               const struct gsmrt_vk_range *w, const struct gsmrt_vk_range *y,
                               uint32_t n_rows, uint32_t n_cols, float eps, struct gsmrt_err *err);
 
+/* The same over rows with strides: reads x[r][0..n_cols) of rows x_stride
+ * apart, writes y rows y_stride apart (x and y may be the same range). */
+gsmrt_status gsmrt_k_rms_norm_strided(struct gsmrt_vk_rec *rec, const struct gsmrt_vk_range *x,
+                                      const struct gsmrt_vk_range *w, const struct gsmrt_vk_range *y,
+                                      uint32_t n_rows, uint32_t n_cols, uint32_t x_stride,
+                                      uint32_t y_stride, float eps, struct gsmrt_err *err);
+
 /* y[r] = softmax(scale * x[r]) over n_cols */
 gsmrt_status gsmrt_k_softmax(struct gsmrt_vk_rec *rec, const struct gsmrt_vk_range *x,
                              const struct gsmrt_vk_range *y, uint32_t n_rows, uint32_t n_cols,
@@ -103,6 +110,75 @@ gsmrt_status gsmrt_k_add(struct gsmrt_vk_rec *rec, const struct gsmrt_vk_range *
 gsmrt_status gsmrt_k_scale(struct gsmrt_vk_rec *rec, const struct gsmrt_vk_range *a,
                            const struct gsmrt_vk_range *y, uint32_t n, float s,
                            struct gsmrt_err *err);
+
+/* ---- model kernels (kernel_model.c) ---------------------------------------- */
+
+/* Per-head products for MLA:
+ *   Y[t][h*y_head + y_off + r] = sum_c W[h][r][c] * X[t][h*x_head + x_off + c]
+ * w holds [n_heads][n_rows / n_heads][n_cols] and must fit one binding. */
+struct gsmrt_k_head_matvec {
+    uint32_t n_heads, n_tok;
+    uint32_t x_stride, x_head, x_off;   /* floats */
+    uint32_t y_stride, y_head, y_off;
+};
+gsmrt_status gsmrt_k_head_matvec(struct gsmrt_vk_rec *rec, const struct gsmrt_k_weights *w,
+                                 const struct gsmrt_k_head_matvec *p, const struct gsmrt_vk_range *x,
+                                 const struct gsmrt_vk_range *y, struct gsmrt_err *err);
+
+/* Expert routing (see shaders/moe_route.comp): logits [n_tok][n_expert] ->
+ * ids uint [n_tok][n_used], weights float [n_tok][n_used]. bias may be NULL. */
+struct gsmrt_k_moe_route {
+    uint32_t n_tok, n_expert, n_used;
+    uint32_t gating;                 /* 1 softmax, 2 sigmoid */
+    uint32_t n_groups, n_groups_used;
+    bool norm;
+    float scale;
+};
+gsmrt_status gsmrt_k_moe_route(struct gsmrt_vk_rec *rec, const struct gsmrt_vk_range *logits,
+                               const struct gsmrt_vk_range *bias, const struct gsmrt_vk_range *ids,
+                               const struct gsmrt_vk_range *weights, const struct gsmrt_k_moe_route *p,
+                               struct gsmrt_err *err);
+
+/* Routed expert products: Y[t][k][r] = sum_c W[ids[t][k]][r][c] * X[t][k * x_per_slot][c].
+ * w holds [n_expert][n_rows / n_expert][n_cols]; bound in chunks of whole experts. */
+gsmrt_status gsmrt_k_moe_matvec(struct gsmrt_vk_rec *rec, const struct gsmrt_k_weights *w,
+                                uint32_t n_expert, const struct gsmrt_vk_range *x,
+                                const struct gsmrt_vk_range *ids, const struct gsmrt_vk_range *y,
+                                uint32_t n_tok, uint32_t n_used, bool x_per_slot,
+                                struct gsmrt_err *err);
+
+/* y[t][c] = sum_k w[t][k] * z[t][k][c] */
+gsmrt_status gsmrt_k_moe_combine(struct gsmrt_vk_rec *rec, const struct gsmrt_vk_range *w,
+                                 const struct gsmrt_vk_range *z, const struct gsmrt_vk_range *y,
+                                 uint32_t n_tok, uint32_t n_used, uint32_t width,
+                                 struct gsmrt_err *err);
+
+/* Keys per split of the attention kernel; the partial buffer holds
+ * n_tok * n_heads * gsmrt_k_attn_splits(n_keys) * (2 + kv_lora) floats. */
+#define GSMRT_K_ATTN_SPLIT 256
+uint32_t gsmrt_k_attn_splits(uint32_t n_keys);
+
+/* MLA attention over a paged latent cache (absorbed form), recorded as the
+ * split kernel, a barrier, and the log-sum-exp merge into out [n_tok][n_heads][kv_lora]. */
+struct gsmrt_k_attn {
+    uint32_t n_tok, n_heads, kv_lora, rope_dim;
+    uint32_t q_stride, q_head, q_off;   /* where q_pe lives in qr */
+    uint32_t page_size;
+    uint32_t n_keys;                    /* max over the tokens of pos + 1 */
+    float scale;
+};
+gsmrt_status gsmrt_k_attn_mla(struct gsmrt_vk_rec *rec, const struct gsmrt_k_attn *p,
+                              const struct gsmrt_vk_range *qa, const struct gsmrt_vk_range *qr,
+                              const struct gsmrt_vk_range *kv, const struct gsmrt_vk_range *pages,
+                              const struct gsmrt_vk_range *pos, const struct gsmrt_vk_range *partial,
+                              const struct gsmrt_vk_range *out, struct gsmrt_err *err);
+
+/* Writes src rows (first `width` floats of rows src_stride apart) into the
+ * paged cache at the tokens' positions. */
+gsmrt_status gsmrt_k_kv_store(struct gsmrt_vk_rec *rec, const struct gsmrt_vk_range *src,
+                              const struct gsmrt_vk_range *pages, const struct gsmrt_vk_range *pos,
+                              const struct gsmrt_vk_range *kv, uint32_t n_tok, uint32_t width,
+                              uint32_t src_stride, uint32_t page_size, struct gsmrt_err *err);
 
 /* Creates the pipelines of every kernel the device would use (what a model
  * load does up front), so their compile time is paid once and cached. */

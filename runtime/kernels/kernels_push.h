@@ -15,9 +15,14 @@ struct gsmrt_pc_matmul {   /* include/matmul_body.glsl */
 struct gsmrt_pc_get_rows {   /* include/get_rows_body.glsl */
     uint32_t n_cols, row_begin, n_rows, n_ids;
 };
-struct gsmrt_pc_rows {   /* include/rms_norm_body.glsl (eps), softmax_body.glsl (scale) */
+struct gsmrt_pc_rms_norm {   /* include/rms_norm_body.glsl */
     uint32_t n_cols, n_rows;
-    float f;
+    float eps;
+    uint32_t x_stride, y_stride;
+};
+struct gsmrt_pc_softmax {   /* include/softmax_body.glsl */
+    uint32_t n_cols, n_rows;
+    float scale;
 };
 struct gsmrt_pc_rope {   /* rope.comp */
     uint32_t n_tok, n_heads, head_stride, row_stride, rot_offset, n_dims, mode;
@@ -31,13 +36,45 @@ struct gsmrt_pc_scale {   /* scale.comp */
     float s;
 };
 
+struct gsmrt_pc_head_matvec {   /* include/head_matvec_body.glsl */
+    uint32_t n_cols, n_rows, n_heads, n_tok, x_stride, x_head, x_off, y_stride, y_head, y_off;
+};
+struct gsmrt_pc_moe_matvec {   /* include/moe_matvec_body.glsl */
+    uint32_t n_cols, n_rows, n_tok, n_used, x_per_slot, expert_begin, n_experts;
+};
+struct gsmrt_pc_moe_route {   /* moe_route.comp */
+    uint32_t n_tok, n_expert, n_used, gating, has_bias, n_groups, n_groups_used, norm;
+    float scale;
+};
+struct gsmrt_pc_moe_combine {   /* moe_combine.comp */
+    uint32_t n_tok, n_used, width;
+};
+struct gsmrt_pc_attn_partial {   /* include/attn_partial_body.glsl */
+    uint32_t n_heads, q_stride, q_head, q_off, page_size, n_splits;
+    float scale;
+};
+struct gsmrt_pc_attn_merge {   /* attn_merge.comp */
+    uint32_t n_rows, n_splits, width, y_stride;
+};
+struct gsmrt_pc_kv_store {   /* kv_store.comp */
+    uint32_t n_tok, width, src_stride, page_size;
+};
+
 /* 128 bytes is Vulkan's guaranteed minimum maxPushConstantsSize. */
 _Static_assert(sizeof(struct gsmrt_pc_matvec) == 12 && sizeof(struct gsmrt_pc_matvec) <= 128, "");
 _Static_assert(sizeof(struct gsmrt_pc_matmul) == 24, "");
 _Static_assert(sizeof(struct gsmrt_pc_get_rows) == 16, "");
-_Static_assert(sizeof(struct gsmrt_pc_rows) == 12, "");
+_Static_assert(sizeof(struct gsmrt_pc_rms_norm) == 20, "");
+_Static_assert(sizeof(struct gsmrt_pc_softmax) == 12, "");
 _Static_assert(sizeof(struct gsmrt_pc_rope) == 52 && sizeof(struct gsmrt_pc_rope) <= 128, "");
 _Static_assert(sizeof(struct gsmrt_pc_n) == 4, "");
 _Static_assert(sizeof(struct gsmrt_pc_scale) == 8, "");
+_Static_assert(sizeof(struct gsmrt_pc_head_matvec) == 40, "");
+_Static_assert(sizeof(struct gsmrt_pc_moe_matvec) == 28, "");
+_Static_assert(sizeof(struct gsmrt_pc_moe_route) == 36, "");
+_Static_assert(sizeof(struct gsmrt_pc_moe_combine) == 12, "");
+_Static_assert(sizeof(struct gsmrt_pc_attn_partial) == 28, "");
+_Static_assert(sizeof(struct gsmrt_pc_attn_merge) == 16, "");
+_Static_assert(sizeof(struct gsmrt_pc_kv_store) == 16, "");
 
 #endif

@@ -1,8 +1,10 @@
 // rms_norm_body.glsl: y[r][i] = x[r][i] * w[i] / sqrt(mean_i(x[r][i]^2) + eps)
-//   binding 0  X  readonly   float [n_rows][n_cols]
+//   binding 0  X  readonly   float [n_rows][x_stride] (first n_cols of each row)
 //   binding 1  W  readonly   float [n_cols]
-//   binding 2  Y  writeonly  float [n_rows][n_cols]
-//   push       n_cols, n_rows, eps
+//   binding 2  Y  writeonly  float [n_rows][y_stride]
+//   push       n_cols, n_rows, eps, x_stride, y_stride
+//   (X and Y may be the same range: each element is read before it is written,
+//   by the same invocation)
 //   spec       0: WG_SIZE, invocations per row (power of two)
 //   dispatch   one workgroup per row, split over (x, y): see flat_group()
 //   reference  tests/ref/ref.c ref_rms_norm()
@@ -15,15 +17,15 @@ layout(local_size_x_id = 0) in;
 layout(set = 0, binding = 0, std430) readonly buffer X { float x[]; };
 layout(set = 0, binding = 1, std430) readonly buffer W { float w[]; };
 layout(set = 0, binding = 2, std430) writeonly buffer Y { float y[]; };
-layout(push_constant) uniform Push { uint n_cols; uint n_rows; float eps; } pc;
+layout(push_constant) uniform Push { uint n_cols; uint n_rows; float eps; uint x_stride; uint y_stride; } pc;
 
 void main()
 {
     uint row = flat_group();
     if (row >= pc.n_rows) return;
-    uint lid = gl_LocalInvocationID.x, base = row * pc.n_cols;
+    uint lid = gl_LocalInvocationID.x, xb = row * pc.x_stride, yb = row * pc.y_stride;
     float ss = 0.0;
-    for (uint i = lid; i < pc.n_cols; i += WG_SIZE) ss += x[base + i] * x[base + i];
+    for (uint i = lid; i < pc.n_cols; i += WG_SIZE) ss += x[xb + i] * x[xb + i];
     float inv = inversesqrt(wg_sum(ss) / float(pc.n_cols) + pc.eps);
-    for (uint i = lid; i < pc.n_cols; i += WG_SIZE) y[base + i] = x[base + i] * inv * w[i];
+    for (uint i = lid; i < pc.n_cols; i += WG_SIZE) y[yb + i] = x[xb + i] * inv * w[i];
 }

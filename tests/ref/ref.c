@@ -3,6 +3,7 @@
 #include "ref.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 uint16_t ref_f32_to_f16(float f)
@@ -190,4 +191,125 @@ void ref_fill_uniform(float *x, size_t n, uint64_t seed, float lo, float hi)
         s ^= s << 17;
         x[i] = lo + (hi - lo) * (float)((s >> 40) / 16777216.0);
     }
+}
+
+void ref_head_matvec(const float *w, const float *x, float *y, size_t n_heads, size_t R, size_t C,
+                     size_t n_tok, size_t x_stride, size_t x_head, size_t x_off, size_t y_stride,
+                     size_t y_head, size_t y_off)
+{
+    for (size_t t = 0; t < n_tok; t++)
+        for (size_t h = 0; h < n_heads; h++)
+            for (size_t r = 0; r < R; r++) {
+                double acc = 0.0;
+                for (size_t c = 0; c < C; c++)
+                    acc += (double)w[(h * R + r) * C + c] * x[t * x_stride + h * x_head + x_off + c];
+                y[t * y_stride + h * y_head + y_off + r] = (float)acc;
+            }
+}
+
+void ref_moe_route(const float *logits, const float *bias, size_t n_tok, size_t n_expert, size_t n_used,
+                   int gating, size_t n_groups, size_t n_groups_used, int norm, float scale,
+                   uint32_t *ids, float *weights)
+{
+    double p[256], sel[256];
+    for (size_t t = 0; t < n_tok; t++) {
+        const float *l = logits + t * n_expert;
+        if (gating == 2) {
+            for (size_t e = 0; e < n_expert; e++) p[e] = 1.0 / (1.0 + exp(-(double)l[e]));
+        } else {
+            double m = -INFINITY, s = 0.0;
+            for (size_t e = 0; e < n_expert; e++) m = fmax(m, l[e]);
+            for (size_t e = 0; e < n_expert; e++) s += exp(l[e] - m);
+            for (size_t e = 0; e < n_expert; e++) p[e] = exp(l[e] - m) / s;
+        }
+        for (size_t e = 0; e < n_expert; e++) sel[e] = p[e] + (bias ? bias[e] : 0.0);
+        if (n_groups > 1) {
+            size_t per = n_expert / n_groups;
+            double score[64];
+            int keep[64] = {0};
+            for (size_t g = 0; g < n_groups; g++) {   /* sum of the two largest in the group */
+                double a = -INFINITY, b = -INFINITY;
+                for (size_t e = g * per; e < (g + 1) * per; e++) {
+                    if (sel[e] > a) b = a, a = sel[e];
+                    else if (sel[e] > b) b = sel[e];
+                }
+                score[g] = a + b;
+            }
+            for (size_t k = 0; k < n_groups_used; k++) {   /* keep the best groups */
+                size_t best = n_groups;
+                for (size_t g = 0; g < n_groups; g++)
+                    if (!keep[g] && (best == n_groups || score[g] > score[best])) best = g;
+                keep[best] = 1;
+            }
+            for (size_t g = 0; g < n_groups; g++)
+                if (!keep[g])
+                    for (size_t e = g * per; e < (g + 1) * per; e++) sel[e] = -INFINITY;
+        }
+        int taken[256] = {0};
+        double sum = 0.0;
+        for (size_t k = 0; k < n_used; k++) {
+            size_t best = n_expert;
+            for (size_t e = 0; e < n_expert; e++)
+                if (!taken[e] && (best == n_expert || sel[e] > sel[best])) best = e;
+            taken[best] = 1;
+            ids[t * n_used + k] = (uint32_t)best;
+            weights[t * n_used + k] = (float)p[best];
+            sum += p[best];
+        }
+        double f = 1.0;
+        if (norm) f = 1.0 / fmax(sum, 6.103515625e-5);
+        if (scale != 0.0f && scale != 1.0f) f *= scale;
+        for (size_t k = 0; k < n_used; k++) weights[t * n_used + k] = (float)(weights[t * n_used + k] * f);
+    }
+}
+
+void ref_moe_matvec(const float *w, const float *x, const uint32_t *ids, float *y, size_t n_tok,
+                    size_t n_used, size_t R, size_t C, int x_per_slot)
+{
+    for (size_t t = 0; t < n_tok; t++)
+        for (size_t k = 0; k < n_used; k++) {
+            const float *we = w + (size_t)ids[t * n_used + k] * R * C;
+            const float *xr = x + (x_per_slot ? (t * n_used + k) : t) * C;
+            ref_matvec(we, xr, y + (t * n_used + k) * R, R, C);
+        }
+}
+
+void ref_moe_combine(const float *w, const float *z, float *y, size_t n_tok, size_t n_used, size_t width)
+{
+    for (size_t t = 0; t < n_tok; t++)
+        for (size_t c = 0; c < width; c++) {
+            double acc = 0.0;
+            for (size_t k = 0; k < n_used; k++) acc += (double)w[t * n_used + k] * z[(t * n_used + k) * width + c];
+            y[t * width + c] = (float)acc;
+        }
+}
+
+void ref_attn_mla(const float *qa, const float *qr, const float *kv, const uint32_t *pages,
+                  const int32_t *pos, float *out, size_t n_tok, size_t n_heads, size_t kv_lora,
+                  size_t rope_dim, size_t q_stride, size_t q_head, size_t q_off, size_t page_size,
+                  float scale)
+{
+    size_t row_w = kv_lora + rope_dim;
+    for (size_t t = 0; t < n_tok; t++)
+        for (size_t h = 0; h < n_heads; h++) {
+            size_t n = (size_t)pos[t] + 1;
+            double *s = malloc(n * sizeof *s), m = -INFINITY, l = 0.0;
+            const float *q1 = qa + (t * n_heads + h) * kv_lora, *q2 = qr + t * q_stride + h * q_head + q_off;
+            for (size_t p = 0; p < n; p++) {
+                const float *row = kv + (pages[p / page_size] * page_size + p % page_size) * row_w;
+                double d = 0.0;
+                for (size_t j = 0; j < kv_lora; j++) d += (double)q1[j] * row[j];
+                for (size_t j = 0; j < rope_dim; j++) d += (double)q2[j] * row[kv_lora + j];
+                s[p] = d * scale;
+                m = fmax(m, s[p]);
+            }
+            for (size_t p = 0; p < n; p++) l += (s[p] = exp(s[p] - m));
+            for (size_t j = 0; j < kv_lora; j++) {
+                double acc = 0.0;
+                for (size_t p = 0; p < n; p++)
+                    acc += s[p] * kv[(pages[p / page_size] * page_size + p % page_size) * row_w + j];
+                out[(t * n_heads + h) * kv_lora + j] = (float)(acc / l);
+            }
+            free(s);
+        }
 }

@@ -46,3 +46,25 @@ double ref_max_abs_diff(const float *a, const float *b, size_t n);
 void ref_fill_uniform(float *x, size_t n, uint64_t seed, float lo, float hi);
 
 #endif
+
+/* ---- model kernels -------------------------------------------------------- */
+
+/* y[t*y_stride + h*y_head + y_off + r] = sum_c w[(h*R + r)*C + c] * x[t*x_stride + h*x_head + x_off + c] */
+void ref_head_matvec(const float *w, const float *x, float *y, size_t n_heads, size_t R, size_t C,
+                     size_t n_tok, size_t x_stride, size_t x_head, size_t x_off, size_t y_stride,
+                     size_t y_head, size_t y_off);
+
+/* Routing as shared/docs/deepseek2-gguf.md §7 states it; bias may be NULL. */
+void ref_moe_route(const float *logits, const float *bias, size_t n_tok, size_t n_expert, size_t n_used,
+                   int gating, size_t n_groups, size_t n_groups_used, int norm, float scale,
+                   uint32_t *ids, float *weights);
+void ref_moe_matvec(const float *w, const float *x, const uint32_t *ids, float *y, size_t n_tok,
+                    size_t n_used, size_t R, size_t C, int x_per_slot);
+void ref_moe_combine(const float *w, const float *z, float *y, size_t n_tok, size_t n_used, size_t width);
+
+/* Dense softmax attention over latent rows [c | k_pe] stored by page table:
+ * out[t][h][j] = sum_{p <= pos[t]} softmax_p(scale * (<qa[t][h], c_p> + <q_pe, k_pe_p>)) c_p[j]. */
+void ref_attn_mla(const float *qa, const float *qr, const float *kv, const uint32_t *pages,
+                  const int32_t *pos, float *out, size_t n_tok, size_t n_heads, size_t kv_lora,
+                  size_t rope_dim, size_t q_stride, size_t q_head, size_t q_off, size_t page_size,
+                  float scale);

@@ -105,7 +105,8 @@ static void test_push_mirror_offsets(void **state)
     assert_int_equal(offsetof(struct gsmrt_pc_matvec, y_offset), 8);
     assert_int_equal(offsetof(struct gsmrt_pc_matmul, y_offset), 20);
     assert_int_equal(offsetof(struct gsmrt_pc_get_rows, n_ids), 12);
-    assert_int_equal(offsetof(struct gsmrt_pc_rows, f), 8);
+    assert_int_equal(offsetof(struct gsmrt_pc_rms_norm, y_stride), 16);
+    assert_int_equal(offsetof(struct gsmrt_pc_softmax, scale), 8);
     assert_int_equal(offsetof(struct gsmrt_pc_rope, mode), 24);
     assert_int_equal(offsetof(struct gsmrt_pc_rope, corr_high), 48);
     assert_int_equal(offsetof(struct gsmrt_pc_scale, s), 4);

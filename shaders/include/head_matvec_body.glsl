@@ -1,0 +1,37 @@
+// head_matvec_body.glsl: one small matrix per head, applied per token:
+//   Y[t][h*y_head + y_off + r] = sum_c W[h][r][c] * X[t][h*x_head + x_off + c]
+// MLA uses it to absorb attn_k_b into the query (R = kv_lora, C = nope) and
+// to apply attn_v_b to the attention output (R = v_dim, C = kv_lora).
+//   binding 0  W  readonly   weights [n_heads][n_rows][n_cols]
+//   binding 1  X  readonly   float [n_tok][x_stride]
+//   binding 2  Y  writeonly  float [n_tok][y_stride]
+//   push       n_cols, n_rows, n_heads, n_tok, x_stride, x_head, x_off, y_stride, y_head, y_off
+//   spec       0: WG_SIZE (power of two)
+//   dispatch   one workgroup per (r, h, t), flattened r fastest, split over (x, y)
+//   reference  tests/ref/ref.c ref_head_matvec()
+layout(constant_id = 0) const uint WG_SIZE = 32;
+layout(local_size_x_id = 0) in;
+
+#include "common.glsl"
+#include "weights.glsl"
+#include "reduce.glsl"
+
+layout(set = 0, binding = 1, std430) readonly buffer X { float x[]; };
+layout(set = 0, binding = 2, std430) writeonly buffer Y { float y[]; };
+layout(push_constant) uniform Push {
+    uint n_cols; uint n_rows; uint n_heads; uint n_tok;
+    uint x_stride; uint x_head; uint x_off; uint y_stride; uint y_head; uint y_off;
+} pc;
+
+void main()
+{
+    uint g = flat_group();
+    if (g >= pc.n_rows * pc.n_heads * pc.n_tok) return;   // uniform per workgroup
+    uint r = g % pc.n_rows, h = (g / pc.n_rows) % pc.n_heads, t = g / (pc.n_rows * pc.n_heads);
+    uint xb = t * pc.x_stride + h * pc.x_head + pc.x_off;
+    uint row = h * pc.n_rows + r;   // row of the [n_heads * n_rows][n_cols] matrix
+    float acc = 0.0;
+    for (uint c = gl_LocalInvocationID.x; c < pc.n_cols; c += WG_SIZE) acc += w_at(row, c, pc.n_cols) * x[xb + c];
+    float total = wg_sum(acc);
+    if (gl_LocalInvocationID.x == 0) y[t * pc.y_stride + h * pc.y_head + pc.y_off + r] = total;
+}
