@@ -11,6 +11,12 @@
 #define EXIT_USAGE 2
 
 int cmd_devices(int argc, char **argv);
+int cmd_run(int argc, char **argv);
+int cmd_chat(int argc, char **argv);
+int cmd_perplexity(int argc, char **argv);
+
+/* The whole file as a NUL-terminated string (free it); NULL after printing why. */
+char *cli_read_file(const char *cmd, const char *path);
 
 /* Writes s as a JSON string literal (quotes and escapes included). */
 void json_string(FILE *f, const char *s);

@@ -12,6 +12,9 @@ static void usage(FILE *f)
             "GSM runtime %s: LLM inference on Vulkan with grouped, tiered KV memory.\n"
             "\n"
             "commands:\n"
+            "  chat        an interactive chat (the bundled model by default)\n"
+            "  run         continue a prompt\n"
+            "  perplexity  perplexity of a text file\n"
             "  devices     list the Vulkan devices and their capabilities\n"
             "\n"
             "Run `gsm <command> --help` for the options of a command.\n"
@@ -41,6 +44,9 @@ int main(int argc, char **argv)
         return 0;
     }
     if (strcmp(cmd, "devices") == 0) return cmd_devices(argc - 1, argv + 1);
+    if (strcmp(cmd, "run") == 0) return cmd_run(argc - 1, argv + 1);
+    if (strcmp(cmd, "chat") == 0) return cmd_chat(argc - 1, argv + 1);
+    if (strcmp(cmd, "perplexity") == 0) return cmd_perplexity(argc - 1, argv + 1);
     fprintf(stderr, "gsm: unknown command '%s'\n\n", cmd);
     usage(stderr);
     return EXIT_USAGE;

@@ -184,6 +184,223 @@ GSMRT_API void gsmrt_device_info_init(gsmrt_device_info *info, size_t size);
 GSMRT_API gsmrt_status gsmrt_device_enumerate(gsmrt_device_info *infos, uint32_t capacity,
                                               uint32_t *count, char *err, size_t err_size);
 
+
+/* ---- context ---------------------------------------------------------------
+ * A context owns the Vulkan instance and device, the pipelines and the
+ * pipeline cache. A context and everything created from it is used by one
+ * thread at a time, except gsmrt_session_cancel, which any thread may call. */
+
+typedef struct gsmrt_context gsmrt_context;   /* device, pipelines, caches */
+typedef struct gsmrt_model gsmrt_model;       /* weights + vocabulary; immutable after load */
+typedef struct gsmrt_session gsmrt_session;   /* KV cache, chat history, sampler state */
+
+typedef struct gsmrt_context_params {
+    uint32_t struct_size;
+    const char *device;               /* index or name substring; NULL: GSMRT_DEVICE, else the
+                                         first discrete > integrated > virtual > CPU device */
+    int32_t validation;               /* 1 on, 0 off, -1 (default): GSMRT_VALIDATE decides */
+    const char *pipeline_cache_path;  /* NULL (default): $XDG_CACHE_HOME/gsmrt/...; "": none */
+    gsmrt_allocator allocator;        /* copied; NULL functions (default) mean libc */
+    gsmrt_log_cb log_cb;              /* NULL (default): warnings and errors to stderr */
+    void *log_user;
+    gsmrt_log_level log_level;        /* default GSMRT_LOG_WARN */
+} gsmrt_context_params;
+
+/* Fills the defaults and sets p->struct_size = size (pass sizeof *p). */
+GSMRT_API void gsmrt_context_params_init(gsmrt_context_params *p, size_t size);
+
+/* Creates a context on the chosen Vulkan device. p may be NULL (defaults).
+ * err/err_size (may be NULL/0) receive the message when creation fails.
+ * Returns GSMRT_OK; GSMRT_E_NO_DEVICE (no loader, no driver, no match for
+ * `device`); GSMRT_E_UNSUPPORTED (validation asked for but not installed);
+ * GSMRT_E_OUT_OF_HOST_MEMORY / GSMRT_E_OUT_OF_DEVICE_MEMORY;
+ * GSMRT_E_INVALID_ARGUMENT (out NULL, bad struct_size). *out is NULL on failure. */
+GSMRT_API gsmrt_status gsmrt_context_create(const gsmrt_context_params *p, gsmrt_context **out,
+                                            char *err, size_t err_size);
+
+/* Destroys the context. NULL is fine. GSMRT_E_INVALID_ARGUMENT (and nothing
+ * is freed) while models created from it are still alive. */
+GSMRT_API gsmrt_status gsmrt_context_destroy(gsmrt_context *ctx);
+
+/* The message of the last failure of a call on ctx or on anything created
+ * from it ("" if none). Valid until the next call on them. */
+GSMRT_API const char *gsmrt_context_last_error(const gsmrt_context *ctx);
+
+/* The device the context runs on. */
+GSMRT_API gsmrt_status gsmrt_context_device(const gsmrt_context *ctx, gsmrt_device_info *info);
+
+/* Bytes the context holds on the device, by what they are for. */
+typedef struct gsmrt_memory_usage {
+    uint32_t struct_size;
+    uint64_t weights_bytes;
+    uint64_t kv_hot_bytes;       /* device-local KV pages */
+    uint64_t kv_cold_bytes;      /* host-visible KV pages (GSM swap) */
+    uint64_t scratch_bytes;      /* activations, page tables */
+    uint64_t staging_bytes;      /* upload / readback buffers */
+    uint64_t device_local_bytes; /* everything held in device-local heaps */
+    uint64_t host_visible_bytes; /* everything held in other heaps */
+} gsmrt_memory_usage;
+GSMRT_API gsmrt_status gsmrt_context_memory(const gsmrt_context *ctx, gsmrt_memory_usage *usage);
+
+/* ---- model ------------------------------------------------------------------ */
+
+/* Progress of long work: `stage` is a short English phrase, fraction in [0, 1]. */
+typedef void (*gsmrt_progress_cb)(void *user, const char *stage, float fraction);
+
+typedef struct gsmrt_model_params {
+    uint32_t struct_size;
+    gsmrt_progress_cb progress;  /* NULL: none */
+    void *progress_user;
+    const char *chat_format;     /* NULL (default): recognise the model's template; else one of
+                                    "gsm-tiny", "chatml", "llama3", "deepseek2", "deepseek3" */
+} gsmrt_model_params;
+GSMRT_API void gsmrt_model_params_init(gsmrt_model_params *p, size_t size);
+
+/* Loads a GGUF model and uploads its weights to the device. p may be NULL.
+ * Returns GSMRT_OK; GSMRT_E_IO (cannot open/map); GSMRT_E_FORMAT (malformed
+ * file, missing/mistyped key, tensor shape against the hyper-parameters;
+ * the message names the file and the key or tensor); GSMRT_E_UNSUPPORTED
+ * (architecture, tensor type, chat template not known: the message lists the
+ * formats that can be chosen with chat_format); GSMRT_E_OUT_OF_*_MEMORY.
+ * Nothing is left allocated on failure; *out is NULL. */
+GSMRT_API gsmrt_status gsmrt_model_load(gsmrt_context *ctx, const char *path, const gsmrt_model_params *p,
+                                        gsmrt_model **out);
+
+/* Frees the model. NULL is fine. GSMRT_E_INVALID_ARGUMENT (nothing freed)
+ * while sessions created from it are alive. */
+GSMRT_API gsmrt_status gsmrt_model_destroy(gsmrt_model *model);
+
+typedef struct gsmrt_model_info {
+    uint32_t struct_size;
+    char name[128];          /* general.name */
+    char arch[32];           /* "deepseek2" */
+    char chat_format[32];    /* the format in use */
+    uint32_t n_vocab, n_ctx_train, n_layer, n_embd, n_head;
+    uint64_t weight_bytes;   /* on the device */
+} gsmrt_model_info;
+GSMRT_API gsmrt_status gsmrt_model_describe(const gsmrt_model *model, gsmrt_model_info *info);
+
+/* Tokenizes UTF-8 text. add_special: a BOS in front when the model wants one;
+ * parse_special: control-token text becomes control tokens. Writes up to
+ * `cap` ids and sets *n_tokens to the full count (call with cap 0 to size).
+ * GSMRT_E_INVALID_ARGUMENT for invalid UTF-8 (the message gives the offset). */
+GSMRT_API gsmrt_status gsmrt_model_tokenize(const gsmrt_model *model, const char *text, size_t len,
+                                            bool add_special, bool parse_special, int32_t *tokens,
+                                            size_t cap, size_t *n_tokens);
+
+/* ---- session ------------------------------------------------------------------ */
+
+typedef struct gsmrt_session_params {
+    uint32_t struct_size;
+    uint32_t n_ctx;     /* positions the session can hold; 0 (default): min(4096, the model's) */
+    uint32_t n_batch;   /* prompt tokens per step; 0 (default): 256 */
+} gsmrt_session_params;
+GSMRT_API void gsmrt_session_params_init(gsmrt_session_params *p, size_t size);
+
+/* Creates a session (its KV cache, activations). p may be NULL.
+ * GSMRT_E_CONTEXT_FULL when n_ctx is larger than the device can bind;
+ * GSMRT_E_OUT_OF_*_MEMORY. */
+GSMRT_API gsmrt_status gsmrt_session_create(gsmrt_model *model, const gsmrt_session_params *p,
+                                            gsmrt_session **out);
+GSMRT_API void gsmrt_session_destroy(gsmrt_session *s);   /* NULL is fine */
+
+typedef enum gsmrt_role {
+    GSMRT_ROLE_SYSTEM = 0,
+    GSMRT_ROLE_USER = 1,
+    GSMRT_ROLE_ASSISTANT = 2
+} gsmrt_role;
+
+/* Appends a message to the chat history (copied; evaluated at the next
+ * generate). GSMRT_E_INVALID_ARGUMENT for invalid UTF-8 or a bad role. */
+GSMRT_API gsmrt_status gsmrt_session_add_message(gsmrt_session *s, gsmrt_role role, const char *utf8);
+
+/* Forgets the chat history and the KV cache. */
+GSMRT_API void gsmrt_session_reset(gsmrt_session *s);
+
+typedef struct gsmrt_generate_params {
+    uint32_t struct_size;
+    uint32_t max_tokens;     /* default 256 */
+    float temperature;       /* default 0.8; 0 = greedy */
+    int32_t top_k;           /* default 40; 0 = off */
+    float top_p;             /* default 0.95; 1 = off */
+    float min_p;             /* default 0.05; 0 = off */
+    float repeat_penalty;    /* default 1.0 = off */
+    uint32_t repeat_last_n;  /* default 64 */
+    uint64_t seed;           /* default 0xD5A5EED */
+} gsmrt_generate_params;
+GSMRT_API void gsmrt_generate_params_init(gsmrt_generate_params *p, size_t size);
+
+/* One streamed piece of the answer: `text` holds whole UTF-8 characters only
+ * (bytes of a character split across tokens are held back until complete);
+ * it may be empty. Not NUL-terminated; valid during the call. */
+typedef struct gsmrt_token {
+    int32_t id;
+    const char *text;
+    size_t text_len;
+    uint32_t index;   /* 0 for the first generated token */
+} gsmrt_token;
+
+/* Called on the generating thread after each token; return false to stop. */
+typedef bool (*gsmrt_token_cb)(void *user, const gsmrt_token *tok);
+
+typedef enum gsmrt_stop {
+    GSMRT_STOP_EOS = 0,         /* the model ended its turn */
+    GSMRT_STOP_MAX_TOKENS = 1,
+    GSMRT_STOP_CALLBACK = 2,    /* the callback returned false */
+    GSMRT_STOP_CANCELLED = 3,   /* gsmrt_session_cancel during generation */
+    GSMRT_STOP_CONTEXT_END = 4  /* the context is full */
+} gsmrt_stop;
+
+typedef struct gsmrt_generate_result {
+    uint32_t struct_size;
+    uint32_t n_prompt_tokens;   /* evaluated for this call (not already in the cache) */
+    uint32_t n_tokens;          /* generated */
+    gsmrt_stop stop;
+    uint32_t n_past;            /* positions in the cache afterwards */
+    double prompt_ms;           /* prompt evaluation */
+    double first_token_ms;      /* from the call to the first generated token */
+    double generate_ms;         /* generation after the first token */
+} gsmrt_generate_result;
+
+/* Chat: renders the history in the model's chat format, evaluates what the
+ * cache does not hold yet, and generates the assistant's answer, streaming
+ * it to on_token (may be NULL). The answer (complete or partial) is appended
+ * to the history as an assistant message. params and result may be NULL.
+ * Returns GSMRT_OK for every stop reason (see result->stop);
+ * GSMRT_E_CONTEXT_FULL when the prompt does not fit (nothing changed);
+ * GSMRT_E_CANCELLED when cancelled before the first token (history and
+ * cache as before the call); device errors. */
+GSMRT_API gsmrt_status gsmrt_session_generate(gsmrt_session *s, const gsmrt_generate_params *params,
+                                              gsmrt_token_cb on_token, void *user,
+                                              gsmrt_generate_result *result);
+
+/* Raw completion: continues `prompt` (plain text, no chat format; a BOS is
+ * added when the model wants one) from an empty cache. Same results as
+ * gsmrt_session_generate; the chat history is not touched but the cache is
+ * replaced. */
+GSMRT_API gsmrt_status gsmrt_session_complete(gsmrt_session *s, const char *prompt,
+                                              const gsmrt_generate_params *params, gsmrt_token_cb on_token,
+                                              void *user, gsmrt_generate_result *result);
+
+/* Asks a running generate/complete to stop as soon as possible. Any thread,
+ * any time; a no-op when nothing runs (the flag clears at the next call). */
+GSMRT_API void gsmrt_session_cancel(gsmrt_session *s);
+
+/* Perplexity of UTF-8 text as llama.cpp's perplexity tool computes it: the
+ * tokens (with BOS) are cut into windows of n_ctx; each window is evaluated
+ * from an empty cache and only the second half of its positions is scored.
+ * GSMRT_E_INVALID_ARGUMENT when the text has fewer than 2 * n_ctx tokens... */
+typedef struct gsmrt_perplexity_result {
+    uint32_t struct_size;
+    double ppl;
+    double nll_sum;       /* natural log */
+    uint32_t n_scored;    /* tokens scored */
+    uint32_t n_windows;
+} gsmrt_perplexity_result;
+GSMRT_API gsmrt_status gsmrt_session_perplexity(gsmrt_session *s, const char *text, size_t len, uint32_t n_ctx,
+                                                gsmrt_progress_cb progress, void *user,
+                                                gsmrt_perplexity_result *result);
+
 #ifdef __cplusplus
 }
 #endif

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "base/mem.h"
-#include "vk/vk.h"
+#include "api_devices.h"
 
 void gsmrt_device_info_init(gsmrt_device_info *info, size_t size)
 {
@@ -25,7 +25,7 @@ static gsmrt_device_type public_type(VkPhysicalDeviceType t)
     }
 }
 
-static void fill(gsmrt_device_info *o, uint32_t index, const struct gsmrt_vk_caps *c)
+void gsmrt_device_info_fill(gsmrt_device_info *o, uint32_t index, const struct gsmrt_vk_caps *c)
 {
     gsmrt_device_info full;
     memset(&full, 0, sizeof full);
@@ -100,7 +100,7 @@ gsmrt_status gsmrt_device_enumerate(gsmrt_device_info *infos, uint32_t capacity,
     uint32_t n = 0;
     st = gsmrt_vk_enumerate(inst, &caps, &n, NULL, &err);
     if (st == GSMRT_OK) {
-        for (uint32_t i = 0; i < n && i < capacity; i++) fill(&infos[i], i, &caps[i]);
+        for (uint32_t i = 0; i < n && i < capacity; i++) gsmrt_device_info_fill(&infos[i], i, &caps[i]);
         *count = n;
     }
     gsmrt_mem_free(NULL, caps);

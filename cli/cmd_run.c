@@ -1,0 +1,108 @@
+/* cmd_run.c -- `gsm run -p PROMPT`: continues a prompt, streaming. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "common.h"
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: gsm run [-m MODEL] -p PROMPT [options]\n\n"
+               "Continues PROMPT (plain text, no chat format) and prints the continuation as it is\n"
+               "generated.\n\n"
+               "  -p, --prompt TEXT        the text to continue (required)\n"
+               "  -f, --file PATH          read the prompt from a file instead\n"
+               "%s",
+            COMMON_OPTIONS_HELP);
+}
+
+static char *read_file(const char *cmd, const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        fprintf(stderr, "gsm %s: cannot open %s\n", cmd, path);
+        return NULL;
+    }
+    size_t cap = 4096, n = 0;
+    char *buf = malloc(cap);
+    size_t r;
+    while (buf && (r = fread(buf + n, 1, cap - n - 1, f)) > 0) {
+        n += r;
+        if (n + 1 == cap) {
+            char *b = realloc(buf, cap *= 2);
+            if (!b) free(buf);
+            buf = b;
+        }
+    }
+    fclose(f);
+    if (buf) buf[n] = '\0';
+    return buf;
+}
+
+char *cli_read_file(const char *cmd, const char *path)
+{
+    return read_file(cmd, path);
+}
+
+int cmd_run(int argc, char **argv)
+{
+    struct opts o;
+    opts_init(&o);
+    const char *prompt = NULL, *file = NULL;
+    for (int i = 1; i < argc; i++) {
+        int r = opts_parse_common(&o, "run", argc, argv, &i);
+        if (r < 0) return EXIT_USAGE;
+        if (r > 0) continue;
+        if ((strcmp(argv[i], "-p") == 0 || strcmp(argv[i], "--prompt") == 0) && i + 1 < argc) prompt = argv[++i];
+        else if ((strcmp(argv[i], "-f") == 0 || strcmp(argv[i], "--file") == 0) && i + 1 < argc) file = argv[++i];
+        else if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
+            usage(stdout);
+            return 0;
+        } else {
+            fprintf(stderr, "gsm run: unknown option or missing value '%s' (see gsm run --help)\n", argv[i]);
+            return EXIT_USAGE;
+        }
+    }
+    if (!prompt && !file) {
+        fprintf(stderr, "gsm run: a prompt is required (-p TEXT or -f FILE)\n");
+        return EXIT_USAGE;
+    }
+    char *owned = file ? read_file("run", file) : NULL;
+    if (file && !owned) return EXIT_RUNTIME;
+    if (owned) prompt = owned;
+
+    gsmrt_context *ctx;
+    gsmrt_model *model;
+    gsmrt_session *s = NULL;
+    if (!load_model(&o, "run", &ctx, &model)) {
+        free(owned);
+        return EXIT_RUNTIME;
+    }
+    gsmrt_session_params sp;
+    gsmrt_session_params_init(&sp, sizeof sp);
+    sp.n_ctx = o.n_ctx;
+    sp.n_batch = o.n_batch;
+    gsmrt_status st = gsmrt_session_create(model, &sp, &s);
+    gsmrt_generate_result r;
+    memset(&r, 0, sizeof r);
+    r.struct_size = sizeof r;
+    if (st == GSMRT_OK) st = gsmrt_session_complete(s, prompt, &o.gen, print_token, NULL, &r);
+    int rc = 0;
+    if (st != GSMRT_OK) {
+        fprintf(stderr, "gsm run: %s (%s)\n", gsmrt_context_last_error(ctx), gsmrt_status_name(st));
+        rc = EXIT_RUNTIME;
+    } else {
+        printf("\n");
+        if (o.verbose)
+            fprintf(stderr,
+                    "prompt: %u tokens in %.1f ms (%.1f tokens/s); time to first token %.1f ms; "
+                    "generated %u tokens in %.1f ms (%.1f tokens/s)\n",
+                    r.n_prompt_tokens, r.prompt_ms, r.prompt_ms > 0 ? r.n_prompt_tokens * 1e3 / r.prompt_ms : 0,
+                    r.first_token_ms, r.n_tokens, r.generate_ms,
+                    r.generate_ms > 0 && r.n_tokens > 1 ? (r.n_tokens - 1) * 1e3 / r.generate_ms : 0);
+    }
+    unload(ctx, model, s);
+    free(owned);
+    return rc;
+}

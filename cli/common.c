@@ -1,0 +1,243 @@
+/* common.c -- option parsing, model loading and output shared by the gsm
+ * subcommands (see common.h). Uses gsmrt.h only. */
+#include "common.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+void opts_init(struct opts *o)
+{
+    memset(o, 0, sizeof *o);
+    gsmrt_generate_params_init(&o->gen, sizeof o->gen);
+    o->validation = -1;
+}
+
+bool parse_u32(const char *cmd, const char *opt, const char *v, uint32_t min, uint32_t max, uint32_t *out)
+{
+    char *end = NULL;
+    errno = 0;
+    unsigned long long n = v ? strtoull(v, &end, 10) : 0;
+    if (!v || !*v || *end || errno || v[0] == '-' || n < min || n > max) {
+        fprintf(stderr, "gsm %s: %s expects an integer in [%u, %u], got '%s'\n", cmd, opt, min, max, v ? v : "");
+        return false;
+    }
+    *out = (uint32_t)n;
+    return true;
+}
+
+bool parse_float(const char *cmd, const char *opt, const char *v, float min, float max, float *out)
+{
+    char *end = NULL;
+    errno = 0;
+    float f = v ? strtof(v, &end) : 0;
+    if (!v || !*v || *end || errno || !(f >= min && f <= max)) {
+        fprintf(stderr, "gsm %s: %s expects a number in [%g, %g], got '%s'\n", cmd, opt, min, max, v ? v : "");
+        return false;
+    }
+    *out = f;
+    return true;
+}
+
+const char COMMON_OPTIONS_HELP[] =
+    "  -m, --model PATH         GGUF model (default: the bundled gsm-tiny model)\n"
+    "  -c, --ctx-size N         context length in tokens (default: min(4096, the model's))\n"
+    "  -b, --batch-size N       prompt tokens per step (default 256)\n"
+    "  -n, --n-predict N        tokens to generate at most (default 256)\n"
+    "      --temp T             temperature, 0 = greedy (default 0.8)\n"
+    "      --top-k N            top-k sampling, 0 = off (default 40)\n"
+    "      --top-p P            top-p sampling, 1 = off (default 0.95)\n"
+    "      --min-p P            min-p sampling, 0 = off (default 0.05)\n"
+    "      --repeat-penalty F   repetition penalty, 1 = off (default 1.0)\n"
+    "      --repeat-last-n N    tokens the penalty looks back over (default 64)\n"
+    "  -s, --seed S             random seed (default 223698669)\n"
+    "      --chat-format NAME   gsm-tiny, chatml, llama3, deepseek2, deepseek3 (default: from the model)\n"
+    "      --device NAME        Vulkan device index or name (default: GSMRT_DEVICE or the best one)\n"
+    "      --validate           enable the Khronos validation layer\n"
+    "  -v, --verbose            load progress, timings and time to first token on stderr\n";
+
+int opts_parse_common(struct opts *o, const char *cmd, int argc, char **argv, int *i)
+{
+    const char *a = argv[*i];
+    const char *v = *i + 1 < argc ? argv[*i + 1] : NULL;
+#define IS(s, l) (strcmp(a, s) == 0 || strcmp(a, l) == 0)
+#define NEED_VALUE()                                                         \
+    do {                                                                     \
+        if (!v) {                                                            \
+            fprintf(stderr, "gsm %s: %s needs a value\n", cmd, a);           \
+            return -1;                                                       \
+        }                                                                    \
+        (*i)++;                                                              \
+    } while (0)
+    if (IS("-m", "--model")) {
+        NEED_VALUE();
+        o->model = v;
+    } else if (IS("-c", "--ctx-size")) {
+        NEED_VALUE();
+        if (!parse_u32(cmd, a, v, 16, 1u << 20, &o->n_ctx)) return -1;
+    } else if (IS("-b", "--batch-size")) {
+        NEED_VALUE();
+        if (!parse_u32(cmd, a, v, 1, 4096, &o->n_batch)) return -1;
+    } else if (IS("-n", "--n-predict")) {
+        NEED_VALUE();
+        if (!parse_u32(cmd, a, v, 0, 1u << 24, &o->gen.max_tokens)) return -1;
+    } else if (strcmp(a, "--temp") == 0) {
+        NEED_VALUE();
+        if (!parse_float(cmd, a, v, 0.0f, 100.0f, &o->gen.temperature)) return -1;
+    } else if (strcmp(a, "--top-k") == 0) {
+        uint32_t k;
+        NEED_VALUE();
+        if (!parse_u32(cmd, a, v, 0, 1u << 24, &k)) return -1;
+        o->gen.top_k = (int32_t)k;
+    } else if (strcmp(a, "--top-p") == 0) {
+        NEED_VALUE();
+        if (!parse_float(cmd, a, v, 0.0001f, 1.0f, &o->gen.top_p)) return -1;
+    } else if (strcmp(a, "--min-p") == 0) {
+        NEED_VALUE();
+        if (!parse_float(cmd, a, v, 0.0f, 1.0f, &o->gen.min_p)) return -1;
+    } else if (strcmp(a, "--repeat-penalty") == 0) {
+        NEED_VALUE();
+        if (!parse_float(cmd, a, v, 0.01f, 100.0f, &o->gen.repeat_penalty)) return -1;
+    } else if (strcmp(a, "--repeat-last-n") == 0) {
+        NEED_VALUE();
+        if (!parse_u32(cmd, a, v, 0, 1u << 20, &o->gen.repeat_last_n)) return -1;
+    } else if (IS("-s", "--seed")) {
+        NEED_VALUE();
+        char *end = NULL;
+        errno = 0;
+        unsigned long long s = strtoull(v, &end, 10);
+        if (!*v || *end || errno || v[0] == '-') {
+            fprintf(stderr, "gsm %s: %s expects a non-negative integer, got '%s'\n", cmd, a, v);
+            return -1;
+        }
+        o->gen.seed = s;
+    } else if (strcmp(a, "--chat-format") == 0) {
+        NEED_VALUE();
+        o->chat_format = v;
+    } else if (strcmp(a, "--device") == 0) {
+        NEED_VALUE();
+        o->device = v;
+    } else if (strcmp(a, "--validate") == 0) {
+        o->validation = 1;
+    } else if (IS("-v", "--verbose")) {
+        o->verbose = true;
+    } else {
+        return 0;
+    }
+    return 1;
+#undef IS
+#undef NEED_VALUE
+}
+
+static char path_buf[PATH_MAX + 64];
+
+static bool readable(const char *p)
+{
+    return access(p, R_OK) == 0;
+}
+
+const char *default_model_path(void)
+{
+    const char *env = getenv("GSMRT_MODEL");
+    if (env && *env) return env;
+    char exe[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n > 0) {
+        exe[n] = '\0';
+        char *slash = strrchr(exe, '/');
+        if (slash) *slash = '\0';
+        static const char *const rel[] = {"/../models/gsm-tiny.gguf", "/../share/gsmrt/gsm-tiny.gguf"};
+        for (size_t i = 0; i < sizeof rel / sizeof rel[0]; i++) {
+            snprintf(path_buf, sizeof path_buf, "%s%s", exe, rel[i]);
+            if (readable(path_buf)) return path_buf;
+        }
+    }
+#ifdef GSM_SOURCE_MODEL
+    if (readable(GSM_SOURCE_MODEL)) return GSM_SOURCE_MODEL;
+#endif
+    return "models/gsm-tiny.gguf";
+}
+
+struct progress_state {
+    bool shown;
+    int last;
+};
+
+static void on_progress(void *user, const char *stage, float fraction)
+{
+    struct progress_state *p = user;
+    int pct = (int)(fraction * 100.0f + 0.5f);
+    if (pct == p->last) return;
+    p->last = pct;
+    p->shown = true;
+    fprintf(stderr, "\rloading model: %-20s %3d%%", stage, pct);
+    fflush(stderr);
+}
+
+bool load_model(const struct opts *o, const char *cmd, gsmrt_context **ctx, gsmrt_model **model)
+{
+    *ctx = NULL;
+    *model = NULL;
+    gsmrt_context_params cp;
+    gsmrt_context_params_init(&cp, sizeof cp);
+    cp.device = o->device;
+    cp.validation = o->validation;
+    cp.log_level = o->verbose ? GSMRT_LOG_INFO : GSMRT_LOG_WARN;
+    char err[1024];
+    gsmrt_status st = gsmrt_context_create(&cp, ctx, err, sizeof err);
+    if (st != GSMRT_OK) {
+        fprintf(stderr, "gsm %s: %s (%s)\n", cmd, err, gsmrt_status_name(st));
+        return false;
+    }
+    const char *path = o->model ? o->model : default_model_path();
+    gsmrt_model_params mp;
+    gsmrt_model_params_init(&mp, sizeof mp);
+    struct progress_state ps = {false, -1};
+    if (o->verbose || isatty(STDERR_FILENO)) {
+        mp.progress = on_progress;
+        mp.progress_user = &ps;
+    }
+    mp.chat_format = o->chat_format;
+    st = gsmrt_model_load(*ctx, path, &mp, model);
+    if (ps.shown) fprintf(stderr, "\r%60s\r", "");
+    if (st != GSMRT_OK) {
+        fprintf(stderr, "gsm %s: %s (%s)\n", cmd, gsmrt_context_last_error(*ctx), gsmrt_status_name(st));
+        if (!o->model && st == GSMRT_E_IO)
+            fprintf(stderr, "gsm %s: the bundled model was not found; pass -m MODEL.gguf\n", cmd);
+        gsmrt_context_destroy(*ctx);
+        *ctx = NULL;
+        return false;
+    }
+    if (o->verbose) {
+        gsmrt_model_info mi;
+        mi.struct_size = sizeof mi;
+        gsmrt_model_describe(*model, &mi);
+        gsmrt_device_info di;
+        gsmrt_device_info_init(&di, sizeof di);
+        gsmrt_context_device(*ctx, &di);
+        fprintf(stderr, "model %s (%s): %u layers, %u vocab, %.1f MiB of weights, chat format %s, device %s\n",
+                mi.name, path, mi.n_layer, mi.n_vocab, mi.weight_bytes / 1048576.0, mi.chat_format, di.name);
+    }
+    return true;
+}
+
+void unload(gsmrt_context *ctx, gsmrt_model *model, gsmrt_session *s)
+{
+    gsmrt_session_destroy(s);
+    gsmrt_model_destroy(model);
+    gsmrt_context_destroy(ctx);
+}
+
+bool print_token(void *user, const gsmrt_token *tok)
+{
+    (void)user;
+    fwrite(tok->text, 1, tok->text_len, stdout);
+    fflush(stdout);
+    return true;
+}

@@ -1,0 +1,48 @@
+/* common.h -- what the gsm subcommands share: option parsing with checked
+ * ranges, the default model, loading with progress, streaming output. */
+#ifndef GSM_CLI_COMMON_H
+#define GSM_CLI_COMMON_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "gsmrt.h"
+
+/* Options common to run, chat and perplexity. */
+struct opts {
+    const char *model;        /* NULL: the bundled model */
+    const char *device;
+    const char *chat_format;
+    uint32_t n_ctx, n_batch;
+    gsmrt_generate_params gen;
+    bool verbose;
+    int validation;           /* -1: environment */
+};
+
+void opts_init(struct opts *o);
+
+/* Parses argv[*i] (and its value) if it is a common option: returns 1 when
+ * consumed, 0 when not a common option, -1 after printing a usage error. */
+int opts_parse_common(struct opts *o, const char *cmd, int argc, char **argv, int *i);
+
+/* Strict number parsing: the whole string, within [min, max]; prints
+ * "gsm CMD: OPTION expects ..." and returns false otherwise. */
+bool parse_u32(const char *cmd, const char *opt, const char *v, uint32_t min, uint32_t max, uint32_t *out);
+bool parse_float(const char *cmd, const char *opt, const char *v, float min, float max, float *out);
+
+/* The help text of the common options. */
+extern const char COMMON_OPTIONS_HELP[];
+
+/* Creates the context and loads the model (progress on stderr). On failure
+ * prints the library's message and returns false with nothing left open. */
+bool load_model(const struct opts *o, const char *cmd, gsmrt_context **ctx, gsmrt_model **model);
+void unload(gsmrt_context *ctx, gsmrt_model *model, gsmrt_session *s);
+
+/* The bundled model: $GSMRT_MODEL, next to the executable
+ * (../models/gsm-tiny.gguf, ../share/gsmrt/gsm-tiny.gguf) or the source tree. */
+const char *default_model_path(void);
+
+/* A token callback that writes each piece to stdout and flushes. */
+bool print_token(void *user, const gsmrt_token *tok);
+
+#endif
