@@ -13,6 +13,8 @@ violations=$(
   includes runtime/base/*.[ch] | grep -vE '"(base/[a-z_]+\.h|gsmrt\.h)"' | sed 's/^/base may include base\/ only: /'
   includes runtime/vk/*.[ch] | grep -vE '"((base|vk)/[a-z_]+\.h|gsmrt\.h)"' | sed 's/^/vk may include base\/ and vk\/ only: /'
   [ -d runtime/gguf ] && grep -Hn '#include' runtime/gguf/*.[ch] | grep -E 'vk/|volk|vulkan|kernels/' | sed 's/^/gguf must stay CPU-only: /'
+  includes runtime/text/*.[ch] | grep -vE '"((base|text)/[a-z0-9_]+\.h|gsmrt\.h)"' | sed 's/^/text may include base\/ and text\/ only: /'
+  includes runtime/sample/*.[ch] | grep -vE '"((base|sample)/[a-z0-9_]+\.h|gsmrt\.h)"' | sed 's/^/sample may include base\/ and sample\/ only: /'
   [ -d gsm ] && includes gsm/*.[ch] | grep -E '"(model|text|sample)/|api' | sed 's/^/gsm\/ may not include model, text, sample or api: /'
   includes cli/*.[ch] | grep -E '"[a-z_]+/' | sed 's/^/cli may include gsmrt.h and its own headers only: /'
   for f in $(find runtime gsm cli -name '*.c' 2>/dev/null | grep -v '^runtime/vk/'); do

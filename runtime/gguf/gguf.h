@@ -180,7 +180,8 @@ gsmrt_status gsmrt_gguf_get_u32_per_layer(const struct gsmrt_gguf *g, const char
 /* ---- tensors ----------------------------------------------------------- */
 
 uint64_t gsmrt_gguf_n_tensors(const struct gsmrt_gguf *g);
-const struct gsmrt_gguf_tensor *gsmrt_gguf_tensor_at(const struct gsmrt_gguf *g, uint64_t i);   /* NULL if out of range */
-const struct gsmrt_gguf_tensor *gsmrt_gguf_find_tensor(const struct gsmrt_gguf *g, const char *name);   /* NULL if absent */
+/* NULL if out of range / absent */
+const struct gsmrt_gguf_tensor *gsmrt_gguf_tensor_at(const struct gsmrt_gguf *g, uint64_t i);
+const struct gsmrt_gguf_tensor *gsmrt_gguf_find_tensor(const struct gsmrt_gguf *g, const char *name);
 
 #endif

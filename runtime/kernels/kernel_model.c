@@ -127,15 +127,18 @@ gsmrt_status gsmrt_k_attn_mla(struct gsmrt_vk_rec *rec, const struct gsmrt_k_att
 {
     uint32_t n_splits = gsmrt_k_attn_splits(p->n_keys);
     uint64_t need = (uint64_t)p->n_tok * p->n_heads * n_splits * (2 + p->kv_lora) * 4;
-    if (p->n_tok == 0 || p->n_heads == 0 || p->page_size == 0 || partial->size < need)
+    if (p->n_tok == 0 || p->n_heads == 0 || p->page_size == 0 || (p->page_size & (p->page_size - 1)) ||
+        GSMRT_K_ATTN_SPLIT % p->page_size || partial->size < need)
         return gsmrt_err_set(err, GSMRT_E_INVALID_ARGUMENT,
-                             "attention: %u tokens, %u heads, page size %u, partial buffer %llu of %llu bytes",
-                             p->n_tok, p->n_heads, p->page_size, (unsigned long long)partial->size,
+                             "attention: %u tokens, %u heads, page size %u (a power of two dividing %u), partial buffer "
+                             "%llu of %llu bytes",
+                             p->n_tok, p->n_heads, p->page_size, GSMRT_K_ATTN_SPLIT, (unsigned long long)partial->size,
                              (unsigned long long)need);
-    const uint32_t spec[4] = {gsmrt_k_reduce_wg_size(rec->dev), GSMRT_K_ATTN_SPLIT, p->kv_lora, p->rope_dim};
+    const uint32_t spec[5] = {gsmrt_k_reduce_wg_size(rec->dev), GSMRT_K_ATTN_SPLIT, p->kv_lora, p->rope_dim,
+                              p->page_size};
     struct gsmrt_vk_pipeline *pipe;
     gsmrt_status st = gsmrt_k_pipeline(
-        rec, gsmrt_k_use_subgroups(rec->dev) ? GSMRT_KERNEL_ATTN_PARTIAL : GSMRT_KERNEL_ATTN_PARTIAL_NOSG, spec, 4,
+        rec, gsmrt_k_use_subgroups(rec->dev) ? GSMRT_KERNEL_ATTN_PARTIAL : GSMRT_KERNEL_ATTN_PARTIAL_NOSG, spec, 5,
         &pipe, err);
     if (st != GSMRT_OK) return st;
     struct gsmrt_pc_attn_partial pc = {p->n_heads, p->q_stride, p->q_head, p->q_off, p->page_size, n_splits, p->scale};

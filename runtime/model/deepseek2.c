@@ -3,6 +3,7 @@
  * only the logits. The maths is shared/docs/deepseek2-gguf.md §5-7; the
  * kernels are runtime/kernels. Decode and prefill share the code: a step
  * runs T tokens (T = 1 while generating). */
+#include <stdlib.h>
 #include <string.h>
 
 #include "base/mem.h"
@@ -74,7 +75,10 @@ gsmrt_status gsmrt_forward_create(struct gsmrt_dmodel *m, uint32_t max_tok, uint
         else st = scratch(dev, plan[i].floats * 4, plan[i].b, err);
     }
     /* ~40 dispatches per layer at most (MoE, chunked weights) plus the head. */
-    if (st == GSMRT_OK) st = gsmrt_vk_rec_create(dev, 64 * hp->n_layer + 64, false, &f->rec, err);
+    /* GSMRT_PROFILE=1: per-dispatch GPU timestamps (bench_decode --profile reads them). */
+    const char *prof = getenv("GSMRT_PROFILE");
+    bool timestamps = prof && *prof && strcmp(prof, "0") != 0;
+    if (st == GSMRT_OK) st = gsmrt_vk_rec_create(dev, 64 * hp->n_layer + 64, timestamps, &f->rec, err);
     if (st == GSMRT_OK && !(f->pos_host = gsmrt_mem_calloc(m->alloc, max_tok, sizeof *f->pos_host)))
         st = gsmrt_err_set(err, GSMRT_E_OUT_OF_HOST_MEMORY, "positions");
     if (st != GSMRT_OK) {

@@ -110,7 +110,8 @@ static gsmrt_status read_deepseek2(struct rd *r, struct gsmrt_hparams *hp)
     bool any_moe = n_dense < L;
 
     TRY(u32_layers(r, "feed_forward_length", L, false, 0, 0, n_dense, &hp->n_ff));
-    if (n_dense > 0 && hp->n_ff == 0) return bad(r, "feed_forward_length", "0 with %u dense blocks (expected > 0)", n_dense);
+    if (n_dense > 0 && hp->n_ff == 0)
+        return bad(r, "feed_forward_length", "0 with %u dense blocks (expected > 0)", n_dense);
     if (n_dense == 0) hp->n_ff = 0;
     TRY(u32_layers(r, "attention.head_count", L, true, 0, 0, L, &hp->n_head));
     if (hp->n_head == 0) return bad(r, "attention.head_count", "0 (expected > 0)");
@@ -161,7 +162,8 @@ static gsmrt_status read_deepseek2(struct rd *r, struct gsmrt_hparams *hp)
     if (has_key(r, "attention.value_length") && hp->n_embd_head_v != hp->kv_lora_rank)
         return bad(r, "attention.value_length", "%u (expected kv_lora_rank = %u for MLA)", hp->n_embd_head_v,
                    hp->kv_lora_rank);
-    if (cached > UINT32_MAX) return bad(r, "attention.kv_lora_rank", "%u plus the rope dims overflows", hp->kv_lora_rank);
+    if (cached > UINT32_MAX)
+        return bad(r, "attention.kv_lora_rank", "%u plus the rope dims overflows", hp->kv_lora_rank);
     hp->n_embd_head_k = (uint32_t)cached;
     hp->n_embd_head_v = hp->kv_lora_rank;
 

@@ -95,6 +95,7 @@ static gsmrt_status copy_now(struct gsmrt_vk_device *dev, VkBuffer src, VkDevice
     VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 1,
                        .pCommandBuffers = &cmd};
     r = dev->vk.vkQueueSubmit(dev->queue, 1, &si, VK_NULL_HANDLE);
+    dev->n_submits++;
     if (r == VK_SUCCESS) r = dev->vk.vkQueueWaitIdle(dev->queue);
     dev->vk.vkFreeCommandBuffers(dev->device, dev->cmd_pool, 1, &cmd);
     return r == VK_SUCCESS ? GSMRT_OK : gsmrt_vk_result(err, r, "buffer copy submit");

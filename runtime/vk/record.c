@@ -222,6 +222,7 @@ gsmrt_status gsmrt_vk_rec_submit_wait(struct gsmrt_vk_rec *rec, struct gsmrt_err
                        .pCommandBuffers = &rec->cmd};
     r = dev->vk.vkQueueSubmit(dev->queue, 1, &si, rec->fence);
     if (r != VK_SUCCESS) return gsmrt_vk_result(err, r, "vkQueueSubmit");
+    dev->n_submits++;
     rec->submitted = true;
     r = dev->vk.vkWaitForFences(dev->device, 1, &rec->fence, VK_TRUE, UINT64_MAX);
     rec->submitted = false;

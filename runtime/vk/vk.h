@@ -180,6 +180,7 @@ struct gsmrt_vk_device {
     struct gsmrt_vk_pipeline **pipelines;   /* created so far, by (kernel, spec) */
     uint32_t n_pipelines, cap_pipelines;
     double pipeline_create_ms;           /* total time spent creating pipelines */
+    uint64_t n_submits;                  /* queue submissions so far (benchmarks count them) */
 
     const gsmrt_allocator *alloc;
     struct gsmrt_log log;

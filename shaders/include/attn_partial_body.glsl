@@ -4,21 +4,25 @@
 //   m      = max_p s[p],  l = sum_p exp(s[p] - m),  acc[j] = sum_p exp(s[p] - m) * c[p][j]
 // written as one partial (m, l, acc) per (t, h, split); attn_merge combines
 // the splits by the log-sum-exp rule. A cache row is [c (KV_LORA) | k_pe
-// (ROPE_DIM)]; position p lives in row pages[p / page_size] * page_size + p % page_size.
+// (ROPE_DIM)]; position p lives in row pages[p / PAGE_SIZE] * PAGE_SIZE + p % PAGE_SIZE.
+// PAGE_SIZE is a specialization constant (a power of two) so that the row
+// arithmetic is shifts: integer division is scalarised on CPU devices.
 //   binding 0  QA     readonly   float [n_tok][n_heads][KV_LORA]   absorbed queries
 //   binding 1  QR     readonly   float [n_tok][q_stride]   roped q_pe at h*q_head + q_off
 //   binding 2  KV     readonly   float [n_slots * page_size][KV_LORA + ROPE_DIM]
 //   binding 3  PAGES  readonly   uint [n_pages]   slot of each logical page
 //   binding 4  POS    readonly   int [n_tok]   query positions (keys 0..pos attend)
 //   binding 5  OUT    writeonly  float [n_tok][n_heads][n_splits][2 + KV_LORA]
-//   push       n_heads, q_stride, q_head, q_off, page_size, n_splits, scale
-//   spec       0: WG_SIZE (power of two), 1: SPLIT_LEN keys per split, 2: KV_LORA, 3: ROPE_DIM
+//   push       n_heads, q_stride, q_head, q_off, page_size (= PAGE_SIZE, checked by the host), n_splits, scale
+//   spec       0: WG_SIZE (power of two), 1: SPLIT_LEN keys per split (a multiple of PAGE_SIZE),
+//              2: KV_LORA, 3: ROPE_DIM, 4: PAGE_SIZE (power of two)
 //   dispatch   (n_splits, n_heads, n_tok)
 //   reference  tests/ref/ref.c ref_attn_mla()
 layout(constant_id = 0) const uint WG_SIZE = 64;
 layout(constant_id = 1) const uint SPLIT_LEN = 256;
 layout(constant_id = 2) const uint KV_LORA = 64;
 layout(constant_id = 3) const uint ROPE_DIM = 16;
+layout(constant_id = 4) const uint PAGE_SIZE = 32;
 layout(local_size_x_id = 0) in;
 
 #include "common.glsl"
@@ -40,7 +44,7 @@ shared float sh_s[SPLIT_LEN];
 
 uint key_row(uint p)
 {
-    return pages[p / pc.page_size] * pc.page_size + p % pc.page_size;
+    return pages[p / PAGE_SIZE] * PAGE_SIZE + p % PAGE_SIZE;
 }
 
 void main()
@@ -63,7 +67,7 @@ void main()
         sh_s[i] = d;
         m = max(m, d);
     }
-    m = wg_max(m);
+    m = wg_max(m);   // its barriers also make every score in sh_s visible
     float l = 0.0;
     for (uint i = lid; i < len; i += WG_SIZE) {
         float e = exp(sh_s[i] - m);
@@ -73,9 +77,14 @@ void main()
     l = wg_sum(l);   // its barriers also publish sh_s to the whole workgroup
 
     uint ob = ((t * pc.n_heads + h) * pc.n_splits + s) * (2 + KV_LORA);
+    // page by page: one table lookup per page, rows contiguous within it
     for (uint j = lid; j < KV_LORA; j += WG_SIZE) {
         float acc = 0.0;
-        for (uint i = 0; i < len; i++) acc += sh_s[i] * kv[key_row(begin + i) * ROW + j];
+        for (uint i0 = 0; i0 < len; i0 += PAGE_SIZE) {
+            uint rb = pages[(begin + i0) / PAGE_SIZE] * PAGE_SIZE * ROW + j;
+            uint n = min(PAGE_SIZE, len - i0);
+            for (uint r = 0; r < n; r++) acc += sh_s[i0 + r] * kv[rb + r * ROW];
+        }
         o[ob + 2 + j] = acc;
     }
     if (lid == 0) {

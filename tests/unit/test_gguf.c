@@ -563,6 +563,13 @@ static void test_bad_tensors(void **state)
     expect_format(buf, n, "tensor 'c.weight': byte size", "overflows");
     free(buf), gw_free(&w);
 
+    /* 2^63 elements: no u64 overflow, but more than ggml's int64_t element count allows */
+    small_begin(&w);
+    gw_tensor_info(&w, "c.weight", 8, 2, (int64_t[]){1ll << 32, 1ll << 31}, 0);
+    small_end(&w, &buf, &n);
+    expect_format(buf, n, "tensor 'c.weight': element count of [4294967296, 2147483648, 1, 1] overflows", NULL);
+    free(buf), gw_free(&w);
+
     /* Q8_0 rows must be whole blocks */
     small_begin(&w);
     gw_tensor_info(&w, "c.weight", 8, 2, (int64_t[]){48, 2}, 0);

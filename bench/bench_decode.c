@@ -1,0 +1,156 @@
+/* bench_decode.c -- prefill and decode speed of the decoder at several
+ * context depths, batch 1, and the dispatches and submissions per decoded
+ * token (like llama-bench's pp/tg). Wall-clock on a possibly shared machine:
+ * compare ratios within one run.
+ *
+ *   usage: bench_decode [-m MODEL] [--depths 128,1024,4096] [--gen N]
+ *                       [--batch N] [--reps N] [--json] */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "model/model.h"
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* GPU time per kernel label in the last decode step. */
+static void print_profile(struct gsmrt_vk_rec *rec, uint32_t depth)
+{
+    struct gsmrt_vk_timing t[512];
+    uint32_t n = gsmrt_vk_rec_timings(rec, t, 512);
+    const char *labels[32];
+    double ms[32];
+    uint32_t count[32], nl = 0;
+    double total = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t k = 0;
+        while (k < nl && strcmp(labels[k], t[i].label) != 0) k++;
+        if (k == nl && nl < 32) labels[nl] = t[i].label, ms[nl] = 0, count[nl] = 0, nl++;
+        if (k < 32) ms[k] += t[i].ms, count[k]++;
+        total += t[i].ms;
+    }
+    fprintf(stderr, "decode step at depth %u: %u dispatches, %.2f ms of GPU time\n", depth, n, total);
+    for (uint32_t k = 0; k < nl; k++)
+        fprintf(stderr, "  %-14s %4u x  %8.3f ms  %5.1f%%\n", labels[k], count[k], ms[k], 100 * ms[k] / total);
+}
+
+#define CHECK(expr)                                             \
+    do {                                                        \
+        if ((expr) != GSMRT_OK) {                               \
+            fprintf(stderr, "bench_decode: %s\n", err.msg);     \
+            return 1;                                           \
+        }                                                       \
+    } while (0)
+
+int main(int argc, char **argv)
+{
+    const char *model = "models/gsm-tiny.gguf";
+    char depths_arg[256] = "128,1024,4096";
+    uint32_t gen = 32, batch = 256, reps = 3;
+    bool json = false, profile = false;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "-m") && i + 1 < argc) model = argv[++i];
+        else if (!strcmp(argv[i], "--depths") && i + 1 < argc) snprintf(depths_arg, sizeof depths_arg, "%s", argv[++i]);
+        else if (!strcmp(argv[i], "--gen") && i + 1 < argc) gen = (uint32_t)atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--batch") && i + 1 < argc) batch = (uint32_t)atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--reps") && i + 1 < argc) reps = (uint32_t)atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--json")) json = true;
+        else if (!strcmp(argv[i], "--profile")) profile = true;
+        else {
+            fprintf(stderr, "usage: bench_decode [-m MODEL] [--depths 128,1024,4096] [--gen N] [--batch N] "
+                            "[--reps N] [--json]\n");
+            return 2;
+        }
+    }
+    if (gen < 1 || batch < 1 || reps < 1) return 2;
+    uint32_t depths[16], n_depths = 0, max_depth = 0;
+    for (char *tok = strtok(depths_arg, ","); tok && n_depths < 16; tok = strtok(NULL, ",")) {
+        depths[n_depths] = (uint32_t)atoi(tok);
+        if (depths[n_depths] > max_depth) max_depth = depths[n_depths];
+        n_depths++;
+    }
+    if (profile) setenv("GSMRT_PROFILE", "1", 1);
+    struct gsmrt_err err = {GSMRT_OK, ""};
+    struct gsmrt_vk_instance *inst;
+    struct gsmrt_vk_instance_params ip = {NULL, {NULL, NULL, GSMRT_LOG_WARN}, 0};
+    CHECK(gsmrt_vk_instance_create(&ip, &inst, &err));
+    struct gsmrt_vk_device *dev;
+    struct gsmrt_vk_device_params dp = {NULL, NULL};
+    CHECK(gsmrt_vk_device_create(inst, &dp, &dev, &err));
+    CHECK(gsmrt_kernels_warm_up(dev, &err));
+    struct gsmrt_gguf *g;
+    CHECK(gsmrt_gguf_open(model, NULL, &g, &err));
+    struct gsmrt_hparams hp;
+    CHECK(gsmrt_hparams_load(g, &hp, &err));
+    struct gsmrt_dmodel *m;
+    CHECK(gsmrt_dmodel_load(dev, g, &hp, NULL, NULL, &m, &err));
+    uint32_t n_ctx = max_depth + gen + 1;
+    struct gsmrt_kv_cache *kv;
+    CHECK(gsmrt_kv_cache_create(dev, &hp, n_ctx, 32, &kv, &err));
+    struct gsmrt_forward *f;
+    CHECK(gsmrt_forward_create(m, batch, n_ctx, &f, &err));
+    int32_t *toks = malloc((size_t)n_ctx * sizeof *toks);
+    float *logits = malloc((size_t)hp.n_vocab * sizeof *logits);
+    for (uint32_t i = 0; i < n_ctx; i++) toks[i] = (int32_t)((i * 7919u + 13u) % hp.n_vocab);
+
+    if (!json)
+        printf("%-8s %14s %14s %12s %12s %12s\n", "depth", "prefill tok/s", "decode tok/s", "spread", "dispatch/tok",
+               "submit/tok");
+    else printf("{\"model\": \"%s\", \"device\": \"%s\", \"batch\": %u, \"gen\": %u, \"rows\": [", model, dev->caps.name,
+                batch, gen);
+    for (uint32_t d = 0; d < n_depths; d++) {
+        double pp[16], tg[16];
+        uint64_t submits = 0;
+        uint32_t dispatches = 0;
+        uint32_t nr = reps < 16 ? reps : 16;
+        for (uint32_t r = 0; r < nr; r++) {
+            double t0 = now_ms();
+            for (uint32_t p = 0; p < depths[d]; p += batch) {
+                uint32_t k = depths[d] - p < batch ? depths[d] - p : batch;
+                CHECK(gsmrt_forward_run(f, kv, toks + p, k, p, p + k == depths[d] ? 1 : 0, logits, &err));
+            }
+            double t1 = now_ms();
+            uint64_t s0 = dev->n_submits;
+            for (uint32_t i = 0; i < gen; i++)
+                CHECK(gsmrt_forward_run(f, kv, toks + depths[d] + i, 1, depths[d] + i, 1, logits, &err));
+            double t2 = now_ms();
+            submits = dev->n_submits - s0;
+            if (profile && r == 0) print_profile(f->rec, depths[d]);
+            dispatches = f->n_dispatches;
+            pp[r] = depths[d] * 1e3 / (t1 - t0);
+            tg[r] = gen * 1e3 / (t2 - t1);
+        }
+        qsort(pp, nr, sizeof *pp, cmp_double);
+        qsort(tg, nr, sizeof *tg, cmp_double);
+        double pp_med = pp[nr / 2], tg_med = tg[nr / 2], spread = tg_med > 0 ? (tg[nr - 1] - tg[0]) / tg_med : 0;
+        if (!json)
+            printf("%-8u %14.1f %14.1f %11.0f%% %12u %12.2f\n", depths[d], pp_med, tg_med, 100 * spread, dispatches,
+                   (double)submits / gen);
+        else
+            printf("%s{\"depth\": %u, \"prefill_tok_s\": %.2f, \"decode_tok_s\": %.2f, \"decode_spread\": %.3f, "
+                   "\"dispatches_per_token\": %u, \"submits_per_token\": %.2f}",
+                   d ? ", " : "", depths[d], pp_med, tg_med, spread, dispatches, (double)submits / gen);
+    }
+    if (json) printf("]}\n");
+    free(toks);
+    free(logits);
+    gsmrt_forward_destroy(f);
+    gsmrt_kv_cache_destroy(dev, kv);
+    gsmrt_dmodel_destroy(m);
+    gsmrt_gguf_close(g);
+    gsmrt_vk_device_destroy(dev);
+    gsmrt_vk_instance_destroy(inst);
+    return 0;
+}
