@@ -6,6 +6,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "base/mem.h"
@@ -186,6 +187,18 @@ struct builder {
     bool failed;
 };
 
+/* The shortest decimal that reads back as the same float, as a double, so
+ * 0.1f is written "0.1" and not "0.10000000149011612". */
+static double float_value(float f)
+{
+    char buf[32];
+    for (int prec = 6; prec <= 9; prec++) {
+        snprintf(buf, sizeof buf, "%.*g", prec, (double)f);
+        if (strtof(buf, NULL) == f) break;
+    }
+    return strtod(buf, NULL);
+}
+
 static cJSON *add_num(struct builder *b, cJSON *obj, const char *key, double v)
 {
     cJSON *it = cJSON_AddNumberToObject(obj, key, v);
@@ -257,16 +270,16 @@ gsmrt_status gsmrt_gsm_calib_to_json(const struct gsmrt_gsm_calib *c, const gsmr
             add_num(&b, go, "sink_tokens", L->groups[g].sink_tokens);
             add_num(&b, go, "window", L->groups[g].window);
             add_num(&b, go, "hot_pages", L->groups[g].hot_pages);
-            add_num(&b, go, "threshold", L->groups[g].threshold);
+            add_num(&b, go, "threshold", float_value(L->groups[g].threshold));
         }
         cJSON *ss = add_arr(&b, lo, "stats");
         for (uint32_t h = 0; ss && h < c->model.n_head; h++) {
             cJSON *so = add_obj(&b, ss, NULL);
             if (!so) break;
             cJSON *bm = add_arr(&b, so, "band_mass");
-            for (uint32_t i = 0; bm && i < c->n_bands; i++) push_num(&b, bm, L->stats[h].band_mass[i]);
-            add_num(&b, so, "sink_share", L->stats[h].sink_share);
-            add_num(&b, so, "entropy", L->stats[h].entropy);
+            for (uint32_t i = 0; bm && i < c->n_bands; i++) push_num(&b, bm, float_value(L->stats[h].band_mass[i]));
+            add_num(&b, so, "sink_share", float_value(L->stats[h].sink_share));
+            add_num(&b, so, "entropy", float_value(L->stats[h].entropy));
         }
     }
     char *text = b.failed ? NULL : cJSON_Print(root);

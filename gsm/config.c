@@ -81,6 +81,14 @@ enum gsmrt_gsm_low_freq gsmrt_gsm_config_low_freq(const struct gsmrt_gsm_config 
     return unified_memory ? GSMRT_GSM_LOW_FREQ_KEEP : GSMRT_GSM_LOW_FREQ_SWAP;
 }
 
+const char *gsmrt_gsm_config_low_freq_note(const struct gsmrt_gsm_config *cfg, bool unified_memory)
+{
+    if (unified_memory && gsmrt_gsm_config_low_freq(cfg, true) == GSMRT_GSM_LOW_FREQ_SWAP)
+        return "low_freq_policy \"swap\" on a unified-memory device: device-local and host-visible memory are the "
+               "same, so swapping has no physical effect (the code path still runs)";
+    return NULL;
+}
+
 uint32_t gsmrt_gsm_config_groups(const struct gsmrt_gsm_config *cfg, uint32_t n_head)
 {
     return cfg->num_groups < n_head ? cfg->num_groups : n_head;

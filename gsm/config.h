@@ -87,6 +87,10 @@ gsmrt_status gsmrt_gsm_config_check(const struct gsmrt_gsm_config *cfg, struct g
 /* The effective policy (never AUTO) for a device with or without unified memory. */
 enum gsmrt_gsm_low_freq gsmrt_gsm_config_low_freq(const struct gsmrt_gsm_config *cfg, bool unified_memory);
 
+/* What to tell the user about the effective policy, or NULL: on a unified-
+ * memory device "swap" moves nothing physically (DESIGN.md: report that). */
+const char *gsmrt_gsm_config_low_freq_note(const struct gsmrt_gsm_config *cfg, bool unified_memory);
+
 /* "auto" / "keep" / "swap". */
 const char *gsmrt_gsm_low_freq_name(enum gsmrt_gsm_low_freq p);
 

@@ -9,6 +9,8 @@
  *              slot pools per layer and tier (gsmrt_gsm_slot_pool_init, hot
  *              pool sized with gsmrt_gsm_hot_pages_needed per sequence);
  *              gsmrt_gsm_page_table_create.
+ *   calibrate: gsmrt_gsm_head_acc_add over attention rows, _finish into a
+ *              gsmrt_gsm_calib, gsmrt_gsm_calib_plan_layer per layer, _save.
  *   each turn: gsmrt_gsm_page_table_new_turn; on failure
  *              gsmrt_gsm_page_table_truncate back to the turn's start.
  *   each step: gsmrt_gsm_page_table_grow for the new positions;
@@ -25,6 +27,7 @@
 #define GSMRT_GSM_GSM_H
 
 #include "calib_file.h"
+#include "calib_plan.h"
 #include "config.h"
 #include "gate.h"
 #include "page_table.h"

@@ -49,6 +49,14 @@ static void test_low_freq_and_groups(void **state)
     c.low_freq_policy = GSMRT_GSM_LOW_FREQ_KEEP;
     assert_int_equal(gsmrt_gsm_config_low_freq(&c, false), GSMRT_GSM_LOW_FREQ_KEEP);
     assert_string_equal(gsmrt_gsm_low_freq_name(GSMRT_GSM_LOW_FREQ_SWAP), "swap");
+    /* the note: only for swap on a unified device */
+    assert_null(gsmrt_gsm_config_low_freq_note(&c, true));   /* keep */
+    c.low_freq_policy = GSMRT_GSM_LOW_FREQ_SWAP;
+    assert_non_null(strstr(gsmrt_gsm_config_low_freq_note(&c, true), "no physical effect"));
+    assert_null(gsmrt_gsm_config_low_freq_note(&c, false));
+    c.low_freq_policy = GSMRT_GSM_LOW_FREQ_AUTO;
+    assert_null(gsmrt_gsm_config_low_freq_note(&c, true));
+    c.low_freq_policy = GSMRT_GSM_LOW_FREQ_KEEP;
     assert_int_equal(gsmrt_gsm_config_groups(&c, 4), 4);
     assert_int_equal(gsmrt_gsm_config_groups(&c, 16), 8);
 }

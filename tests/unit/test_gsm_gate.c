@@ -233,10 +233,9 @@ static struct gsmrt_gsm_gate_result two_part(const struct problem *p, size_t n_a
     uint32_t nt[NP];
     float kmin[NK], kmax[NK];
     for (size_t i = 0; i < n_cold; i++) {
-        const struct problem *pp = p;
-        gsmrt_gsm_summary_build(&pp->keys[n_active + i][0][0], pp->n_tok[n_active + i], NK, kmin, kmax);
-        ub[i] = gsmrt_gsm_page_bound(pp->q, kmin, kmax, NK, pp->scale);
-        nt[i] = pp->n_tok[n_active + i];
+        gsmrt_gsm_summary_build(&p->keys[n_active + i][0][0], p->n_tok[n_active + i], NK, kmin, kmax);
+        ub[i] = gsmrt_gsm_page_bound(p->q, kmin, kmax, NK, p->scale);
+        nt[i] = p->n_tok[n_active + i];
     }
     struct gsmrt_gsm_gate_result res;
     assert_int_equal(gsmrt_gsm_gate_select(ex.m, ex.l, ub, nt, n_cold, threshold, order, &res, NULL), GSMRT_OK);
