@@ -57,19 +57,21 @@ static gsmrt_status matvec_chunk(struct gsmrt_vk_rec *rec, const struct gsmrt_vk
                                  struct gsmrt_err *err)
 {
     const struct matvec_ctx *c = ctx_;
-    bool sg = gsmrt_k_use_subgroups(rec->dev);
+    bool sg = gsmrt_k_use_subgroups(rec->dev), rows = gsmrt_k_row_per_invocation(rec->dev);
     enum gsmrt_kernel id =
-        sg ? by_type(c->w->type, GSMRT_KERNEL_MATVEC_F32, GSMRT_KERNEL_MATVEC_F16, GSMRT_KERNEL_MATVEC_Q8_0)
-           : by_type(c->w->type, GSMRT_KERNEL_MATVEC_F32_NOSG, GSMRT_KERNEL_MATVEC_F16_NOSG,
-                     GSMRT_KERNEL_MATVEC_Q8_0_NOSG);
-    uint32_t wg = GSMRT_K_MATVEC_WG;
+        rows ? by_type(c->w->type, GSMRT_KERNEL_MATVEC_F32_ROWS, GSMRT_KERNEL_MATVEC_F16_ROWS,
+                       GSMRT_KERNEL_MATVEC_Q8_0_ROWS)
+        : sg ? by_type(c->w->type, GSMRT_KERNEL_MATVEC_F32, GSMRT_KERNEL_MATVEC_F16, GSMRT_KERNEL_MATVEC_Q8_0)
+             : by_type(c->w->type, GSMRT_KERNEL_MATVEC_F32_NOSG, GSMRT_KERNEL_MATVEC_F16_NOSG,
+                       GSMRT_KERNEL_MATVEC_Q8_0_NOSG);
+    uint32_t wg = rows ? GSMRT_K_ELEMENTWISE_WG : GSMRT_K_MATVEC_WG;
     struct gsmrt_vk_pipeline *pipe;
     gsmrt_status st = gsmrt_k_pipeline(rec, id, &wg, 1, &pipe, err);
     if (st != GSMRT_OK) return st;
     struct gsmrt_pc_matvec pc = {c->w->n_cols, n_rows, c->y_offset + row_begin};
     struct gsmrt_vk_range b[3] = {*wr, *c->x, *c->y};
     uint32_t gx, gy;
-    gsmrt_k_split_groups(rec->dev, n_rows, &gx, &gy);
+    gsmrt_k_split_groups(rec->dev, rows ? (n_rows + wg - 1) / wg : n_rows, &gx, &gy);
     return gsmrt_vk_rec_dispatch(rec, pipe, b, 3, &pc, sizeof pc, gx, gy, 1, "matvec", err);
 }
 

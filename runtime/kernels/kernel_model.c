@@ -5,13 +5,26 @@
 #include "kernels/kernel_util.h"
 #include "kernels/kernels_push.h"
 
-static enum gsmrt_kernel pick(const struct gsmrt_vk_device *dev, enum gsmrt_wtype t,
-                              enum gsmrt_kernel f32_sg, enum gsmrt_kernel f32_nosg)
+/* The variant of a product kernel family for this device and weight type:
+ * one output per invocation (CPU devices), or a reduction per output with
+ * subgroup operations or shared memory. Each family's ids are declared as
+ * F32, F16, Q8_0 trios (shaders/CMakeLists.txt). Sets *wg to its size. */
+static enum gsmrt_kernel pick(const struct gsmrt_vk_device *dev, enum gsmrt_wtype t, enum gsmrt_kernel f32_sg,
+                              enum gsmrt_kernel f32_nosg, enum gsmrt_kernel f32_rows, uint32_t *wg)
 {
-    /* Kernel ids of one family are declared F32, F16, Q8_0, then the _nosg
-     * trio in the same order (shaders/CMakeLists.txt). */
     int off = t == GSMRT_WTYPE_F32 ? 0 : t == GSMRT_WTYPE_F16 ? 1 : 2;
+    *wg = GSMRT_K_MATVEC_WG;
+    if (gsmrt_k_row_per_invocation(dev)) {
+        *wg = GSMRT_K_ELEMENTWISE_WG;
+        return (enum gsmrt_kernel)(f32_rows + off);
+    }
     return (enum gsmrt_kernel)((gsmrt_k_use_subgroups(dev) ? f32_sg : f32_nosg) + off);
+}
+
+/* Workgroups for n outputs: one each when reducing, wg outputs each otherwise. */
+static uint32_t groups_for(const struct gsmrt_vk_device *dev, uint32_t n, uint32_t wg)
+{
+    return gsmrt_k_row_per_invocation(dev) ? (n + wg - 1) / wg : n;
 }
 
 gsmrt_status gsmrt_k_head_matvec(struct gsmrt_vk_rec *rec, const struct gsmrt_k_weights *w,
@@ -25,17 +38,18 @@ gsmrt_status gsmrt_k_head_matvec(struct gsmrt_vk_rec *rec, const struct gsmrt_k_
     struct gsmrt_vk_range wr;
     gsmrt_status st = gsmrt_vk_buf_range(rec->dev, w->buf, w->offset, gsmrt_align_up(bytes, 4), &wr, err);
     if (st != GSMRT_OK) return st;
-    uint32_t wg = GSMRT_K_MATVEC_WG;
+    uint32_t wg;
+    enum gsmrt_kernel id = pick(rec->dev, w->type, GSMRT_KERNEL_HEAD_MATVEC_F32, GSMRT_KERNEL_HEAD_MATVEC_F32_NOSG,
+                                GSMRT_KERNEL_HEAD_MATVEC_F32_ROWS, &wg);
     struct gsmrt_vk_pipeline *pipe;
-    st = gsmrt_k_pipeline(rec, pick(rec->dev, w->type, GSMRT_KERNEL_HEAD_MATVEC_F32, GSMRT_KERNEL_HEAD_MATVEC_F32_NOSG),
-                          &wg, 1, &pipe, err);
+    st = gsmrt_k_pipeline(rec, id, &wg, 1, &pipe, err);
     if (st != GSMRT_OK) return st;
     uint32_t rows = w->n_rows / p->n_heads;
     struct gsmrt_pc_head_matvec pc = {w->n_cols, rows,       p->n_heads, p->n_tok, p->x_stride,
                                       p->x_head, p->x_off,   p->y_stride, p->y_head, p->y_off};
     struct gsmrt_vk_range b[3] = {wr, *x, *y};
     uint32_t gx, gy;
-    gsmrt_k_split_groups(rec->dev, rows * p->n_heads * p->n_tok, &gx, &gy);
+    gsmrt_k_split_groups(rec->dev, groups_for(rec->dev, rows * p->n_heads * p->n_tok, wg), &gx, &gy);
     return gsmrt_vk_rec_dispatch(rec, pipe, b, 3, &pc, sizeof pc, gx, gy, 1, "head_matvec", err);
 }
 
@@ -79,13 +93,14 @@ gsmrt_status gsmrt_k_moe_matvec(struct gsmrt_vk_rec *rec, const struct gsmrt_k_w
     if (per_chunk == 0)
         return gsmrt_err_set(err, GSMRT_E_UNSUPPORTED, "moe_matvec: one expert (%llu bytes) exceeds a binding",
                              (unsigned long long)expert_bytes);
-    uint32_t wg = GSMRT_K_MATVEC_WG;
+    uint32_t wg;
+    enum gsmrt_kernel id = pick(dev, w->type, GSMRT_KERNEL_MOE_MATVEC_F32, GSMRT_KERNEL_MOE_MATVEC_F32_NOSG,
+                                GSMRT_KERNEL_MOE_MATVEC_F32_ROWS, &wg);
     struct gsmrt_vk_pipeline *pipe;
-    gsmrt_status st = gsmrt_k_pipeline(
-        rec, pick(dev, w->type, GSMRT_KERNEL_MOE_MATVEC_F32, GSMRT_KERNEL_MOE_MATVEC_F32_NOSG), &wg, 1, &pipe, err);
+    gsmrt_status st = gsmrt_k_pipeline(rec, id, &wg, 1, &pipe, err);
     if (st != GSMRT_OK) return st;
     uint32_t gx, gy;
-    gsmrt_k_split_groups(dev, rows * n_used * n_tok, &gx, &gy);
+    gsmrt_k_split_groups(dev, groups_for(dev, rows * n_used * n_tok, wg), &gx, &gy);
     for (uint64_t e0 = 0; e0 < n_expert && st == GSMRT_OK; e0 += per_chunk) {
         uint64_t n = n_expert - e0 < per_chunk ? n_expert - e0 : per_chunk;
         struct gsmrt_vk_range wr;

@@ -9,6 +9,9 @@
 #define GSMRT_K_ELEMENTWISE_WG 64
 
 bool gsmrt_k_use_subgroups(const struct gsmrt_vk_device *dev);
+/* Matrix-vector products with one output row per invocation and no
+ * reduction (fastest on CPU devices, where barriers are costly). */
+bool gsmrt_k_row_per_invocation(const struct gsmrt_vk_device *dev);
 uint32_t gsmrt_k_reduce_wg_size(const struct gsmrt_vk_device *dev);
 /* n_groups workgroups as (gx, gy) with gx within maxComputeWorkGroupCount[0];
  * kernels recover the index with flat_group() and skip the excess. */

@@ -48,6 +48,15 @@ static const struct {
     [GSMRT_KERNEL_ATTN_PARTIAL_NOSG] = {6, sizeof(struct gsmrt_pc_attn_partial)},
     [GSMRT_KERNEL_ATTN_MERGE] = {2, sizeof(struct gsmrt_pc_attn_merge)},
     [GSMRT_KERNEL_KV_STORE] = {4, sizeof(struct gsmrt_pc_kv_store)},
+    [GSMRT_KERNEL_MATVEC_F32_ROWS] = {3, sizeof(struct gsmrt_pc_matvec)},
+    [GSMRT_KERNEL_MATVEC_F16_ROWS] = {3, sizeof(struct gsmrt_pc_matvec)},
+    [GSMRT_KERNEL_MATVEC_Q8_0_ROWS] = {3, sizeof(struct gsmrt_pc_matvec)},
+    [GSMRT_KERNEL_HEAD_MATVEC_F32_ROWS] = {3, sizeof(struct gsmrt_pc_head_matvec)},
+    [GSMRT_KERNEL_HEAD_MATVEC_F16_ROWS] = {3, sizeof(struct gsmrt_pc_head_matvec)},
+    [GSMRT_KERNEL_HEAD_MATVEC_Q8_0_ROWS] = {3, sizeof(struct gsmrt_pc_head_matvec)},
+    [GSMRT_KERNEL_MOE_MATVEC_F32_ROWS] = {4, sizeof(struct gsmrt_pc_moe_matvec)},
+    [GSMRT_KERNEL_MOE_MATVEC_F16_ROWS] = {4, sizeof(struct gsmrt_pc_moe_matvec)},
+    [GSMRT_KERNEL_MOE_MATVEC_Q8_0_ROWS] = {4, sizeof(struct gsmrt_pc_moe_matvec)},
 };
 
 static struct gsmrt_vk_kernel_desc DESCS[GSMRT_KERNEL_COUNT];
@@ -86,6 +95,11 @@ const char *gsmrt_wtype_name(enum gsmrt_wtype type)
     case GSMRT_WTYPE_Q8_0: return "Q8_0";
     default: return "unknown";
     }
+}
+
+bool gsmrt_k_row_per_invocation(const struct gsmrt_vk_device *dev)
+{
+    return dev->row_per_invocation;
 }
 
 bool gsmrt_k_use_subgroups(const struct gsmrt_vk_device *dev)

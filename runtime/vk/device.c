@@ -122,6 +122,11 @@ static void apply_env_switches(struct gsmrt_vk_device *dev)
     const struct gsmrt_vk_caps *c = &dev->caps;
     dev->disable_subgroup_ops = env_flag("GSMRT_DISABLE_SUBGROUP_OPS");
     dev->force_staging = env_flag("GSMRT_FORCE_STAGING");
+    /* Tuning, not a quirk: llvmpipe runs a workgroup's barriers as
+     * coroutine switches, so reductions across invocations cost more than
+     * the loads they share. */
+    const char *mv = getenv("GSMRT_MATVEC");
+    dev->row_per_invocation = mv && *mv ? strcmp(mv, "rows") == 0 : c->type == VK_PHYSICAL_DEVICE_TYPE_CPU;
     dev->binding_range = c->max_storage_buffer_range;
     uint64_t forced = env_bytes("GSMRT_FORCE_BINDING_RANGE");
     if (forced && forced < dev->binding_range) {

@@ -163,6 +163,8 @@ struct gsmrt_vk_device {
 
     /* Environment switches that force fallback paths on capable devices. */
     bool disable_subgroup_ops;           /* GSMRT_DISABLE_SUBGROUP_OPS=1 */
+    bool row_per_invocation;             /* matvec without reductions: CPU devices by default;
+                                            GSMRT_MATVEC=rows|reduce overrides */
     bool force_staging;                  /* GSMRT_FORCE_STAGING=1: copy through staging even
                                             when memory is mapped (a discrete GPU's path) */
     uint64_t binding_range;              /* min(maxStorageBufferRange, GSMRT_FORCE_BINDING_RANGE) */

@@ -7,7 +7,8 @@
 //   binding 2  Y  writeonly  float [n_tok][y_stride]
 //   push       n_cols, n_rows, n_heads, n_tok, x_stride, x_head, x_off, y_stride, y_head, y_off
 //   spec       0: WG_SIZE (power of two)
-//   dispatch   one workgroup per (r, h, t), flattened r fastest, split over (x, y)
+//   dispatch   one workgroup per (r, h, t), flattened r fastest, split over (x, y);
+//              with ROW_PER_INVOCATION one invocation per (r, h, t)
 //   reference  tests/ref/ref.c ref_head_matvec()
 layout(constant_id = 0) const uint WG_SIZE = 32;
 layout(local_size_x_id = 0) in;
@@ -25,13 +26,23 @@ layout(push_constant) uniform Push {
 
 void main()
 {
+#ifdef ROW_PER_INVOCATION
+    // one output per invocation, no reduction (CPU devices)
+    uint g = flat_group() * WG_SIZE + gl_LocalInvocationID.x;
+    uint lid = 0, stride = 1;
+#else
     uint g = flat_group();
-    if (g >= pc.n_rows * pc.n_heads * pc.n_tok) return;   // uniform per workgroup
+    uint lid = gl_LocalInvocationID.x, stride = WG_SIZE;
+#endif
+    if (g >= pc.n_rows * pc.n_heads * pc.n_tok) return;   // uniform per workgroup when reducing
     uint r = g % pc.n_rows, h = (g / pc.n_rows) % pc.n_heads, t = g / (pc.n_rows * pc.n_heads);
     uint xb = t * pc.x_stride + h * pc.x_head + pc.x_off;
     uint row = h * pc.n_rows + r;   // row of the [n_heads * n_rows][n_cols] matrix
     float acc = 0.0;
-    for (uint c = gl_LocalInvocationID.x; c < pc.n_cols; c += WG_SIZE) acc += w_at(row, c, pc.n_cols) * x[xb + c];
-    float total = wg_sum(acc);
-    if (gl_LocalInvocationID.x == 0) y[t * pc.y_stride + h * pc.y_head + pc.y_off + r] = total;
+    for (uint c = lid; c < pc.n_cols; c += stride) acc += w_at(row, c, pc.n_cols) * x[xb + c];
+#ifndef ROW_PER_INVOCATION
+    acc = wg_sum(acc);
+    if (lid == 0)
+#endif
+        y[t * pc.y_stride + h * pc.y_head + pc.y_off + r] = acc;
 }

@@ -9,7 +9,8 @@
 //   binding 3  Y    writeonly  float [n_tok][n_used][n_rows]
 //   push       n_cols, n_rows, n_tok, n_used, x_per_slot, expert_begin, n_experts
 //   spec       0: WG_SIZE (power of two)
-//   dispatch   one workgroup per (r, k, t), flattened r fastest, split over (x, y)
+//   dispatch   one workgroup per (r, k, t), flattened r fastest, split over (x, y);
+//              with ROW_PER_INVOCATION one invocation per (r, k, t)
 //   reference  tests/ref/ref.c ref_moe_matvec()
 layout(constant_id = 0) const uint WG_SIZE = 32;
 layout(local_size_x_id = 0) in;
@@ -27,7 +28,14 @@ layout(push_constant) uniform Push {
 
 void main()
 {
+#ifdef ROW_PER_INVOCATION
+    // one output per invocation, no reduction (CPU devices)
+    uint g = flat_group() * WG_SIZE + gl_LocalInvocationID.x;
+    uint lid = 0, stride = 1;
+#else
     uint g = flat_group();
+    uint lid = gl_LocalInvocationID.x, stride = WG_SIZE;
+#endif
     if (g >= pc.n_rows * pc.n_used * pc.n_tok) return;
     uint r = g % pc.n_rows, k = (g / pc.n_rows) % pc.n_used, t = g / (pc.n_rows * pc.n_used);
     uint e = ids[t * pc.n_used + k];
@@ -35,7 +43,10 @@ void main()
     uint row = (e - pc.expert_begin) * pc.n_rows + r;
     uint xb = (t * (pc.x_per_slot != 0u ? pc.n_used : 1u) + k * pc.x_per_slot) * pc.n_cols;
     float acc = 0.0;
-    for (uint c = gl_LocalInvocationID.x; c < pc.n_cols; c += WG_SIZE) acc += w_at(row, c, pc.n_cols) * x[xb + c];
-    float total = wg_sum(acc);
-    if (gl_LocalInvocationID.x == 0) y[(t * pc.n_used + k) * pc.n_rows + r] = total;
+    for (uint c = lid; c < pc.n_cols; c += stride) acc += w_at(row, c, pc.n_cols) * x[xb + c];
+#ifndef ROW_PER_INVOCATION
+    acc = wg_sum(acc);
+    if (lid == 0)
+#endif
+        y[(t * pc.n_used + k) * pc.n_rows + r] = acc;
 }

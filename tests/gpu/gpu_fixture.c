@@ -112,3 +112,20 @@ void submit(struct gpu *g)
     if (check(gsmrt_vk_rec_submit_wait(g->rec, &gpu_err), "submit") != GSMRT_OK) fail();
 }
 
+
+void for_each_variant(struct gpu *g, void (*body)(struct gpu *))
+{
+    bool rows = g->dev->row_per_invocation, nosg = g->dev->disable_subgroup_ops;
+    bool sg_ok = g->dev->caps.subgroup_arithmetic && g->dev->caps.subgroup_basic;
+    g->dev->row_per_invocation = true;
+    body(g);
+    g->dev->row_per_invocation = false;
+    if (sg_ok && !nosg) {
+        g->dev->disable_subgroup_ops = false;
+        body(g);
+    }
+    g->dev->disable_subgroup_ops = true;
+    body(g);
+    g->dev->row_per_invocation = rows;
+    g->dev->disable_subgroup_ops = nosg;
+}

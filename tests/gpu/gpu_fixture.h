@@ -53,6 +53,10 @@ void guarded_free(struct gpu *g, struct guarded *b);
 void upload_buf(struct gpu *g, enum gsmrt_vk_role role, const void *data, size_t bytes,
                 struct gsmrt_vk_buf *buf, struct gsmrt_vk_range *range);
 
+/* Runs body once per kernel variant the device can run: one output per
+ * invocation, subgroup reductions (if supported), shared-memory reductions. */
+void for_each_variant(struct gpu *g, void (*body)(struct gpu *));
+
 /* Runs the recording built by the test (begin was already called). */
 void submit(struct gpu *g);
 

@@ -32,18 +32,6 @@ static uint32_t cols_for(enum gsmrt_wtype t, uint32_t odd)
     return t == GSMRT_WTYPE_Q8_0 ? 32 * odd : odd;
 }
 
-static void for_both_variants(struct gpu *g, void (*body)(struct gpu *))
-{
-    bool had_sg = gsmrt_k_use_subgroups(g->dev);
-    bool saved = g->dev->disable_subgroup_ops;
-    g->dev->disable_subgroup_ops = false;
-    body(g);
-    if (had_sg) {   /* also the shared-memory fallback */
-        g->dev->disable_subgroup_ops = true;
-        body(g);
-    }
-    g->dev->disable_subgroup_ops = saved;
-}
 
 static void check_nmse(const char *what, const float *got, const float *want, size_t n, double tol,
                        uint32_t a, uint32_t b)
@@ -82,12 +70,11 @@ static void matvec_body(struct gpu *g)
             }
 }
 
-static void test_matvec(void **state) { for_both_variants(*state, matvec_body); }
+static void test_matvec(void **state) { for_each_variant(*state, matvec_body); }
 
 /* More rows than one dispatch dimension holds (65535): the split dispatch. */
-static void test_matvec_many_rows(void **state)
+static void many_rows_body(struct gpu *g)
 {
-    struct gpu *g = *state;
     uint32_t n_rows = 70001, n_cols = 3;
     struct test_weights tw;
     weights_make(g, GSMRT_WTYPE_F32, n_rows, n_cols, 5, &tw);
@@ -108,6 +95,8 @@ static void test_matvec_many_rows(void **state)
     weights_free(g, &tw);
     free(want), free(got);
 }
+
+static void test_matvec_many_rows(void **state) { for_each_variant(*state, many_rows_body); }
 
 static void test_matmul(void **state)
 {
@@ -219,7 +208,7 @@ static void rows_body(struct gpu *g)
         }
 }
 
-static void test_rows(void **state) { for_both_variants(*state, rows_body); }
+static void test_rows(void **state) { for_each_variant(*state, rows_body); }
 
 static void test_elementwise(void **state)
 {

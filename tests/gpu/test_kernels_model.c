@@ -66,17 +66,8 @@ static void head_matvec_body(struct gpu *g)
         }
 }
 
-static void for_both(struct gpu *g, void (*body)(struct gpu *))
-{
-    bool saved = g->dev->disable_subgroup_ops;
-    g->dev->disable_subgroup_ops = false;
-    body(g);
-    g->dev->disable_subgroup_ops = true;
-    body(g);
-    g->dev->disable_subgroup_ops = saved;
-}
 
-static void test_head_matvec(void **state) { for_both(*state, head_matvec_body); }
+static void test_head_matvec(void **state) { for_each_variant(*state, head_matvec_body); }
 
 struct route_case {
     int gating, norm;
@@ -169,7 +160,7 @@ static void moe_body(struct gpu *g)
     }
 }
 
-static void test_moe_matvec(void **state) { for_both(*state, moe_body); }
+static void test_moe_matvec(void **state) { for_each_variant(*state, moe_body); }
 
 /* Experts bound a few at a time: a binding range smaller than the tensor. */
 static void test_moe_matvec_chunked(void **state)
@@ -177,7 +168,7 @@ static void test_moe_matvec_chunked(void **state)
     struct gpu *g = *state;
     uint64_t saved = g->dev->binding_range;
     g->dev->binding_range = 3 * 96 * 64 * 4 + 64;   /* three F32 experts per chunk */
-    moe_body(g);
+    for_each_variant(g, moe_body);
     g->dev->binding_range = saved;
 }
 
@@ -269,7 +260,7 @@ static void attn_body(struct gpu *g)
         }
 }
 
-static void test_attention(void **state) { for_both(*state, attn_body); }
+static void test_attention(void **state) { for_each_variant(*state, attn_body); }
 
 /* RMSNorm in place on the first 64 of every 80-float row (MLA's latent). */
 static void test_rms_norm_strided_in_place(void **state)
