@@ -26,7 +26,7 @@ static int cmp_double(const void *a, const void *b)
 }
 
 /* GPU time per kernel label in the last decode step. */
-static void print_profile(struct gsmrt_vk_rec *rec, uint32_t depth)
+static void print_profile(struct gsmrt_vk_rec *rec, const char *what, uint32_t depth)
 {
     struct gsmrt_vk_timing t[512];
     uint32_t n = gsmrt_vk_rec_timings(rec, t, 512);
@@ -41,7 +41,7 @@ static void print_profile(struct gsmrt_vk_rec *rec, uint32_t depth)
         if (k < 32) ms[k] += t[i].ms, count[k]++;
         total += t[i].ms;
     }
-    fprintf(stderr, "decode step at depth %u: %u dispatches, %.2f ms of GPU time\n", depth, n, total);
+    fprintf(stderr, "%s ending at depth %u: %u dispatches, %.2f ms of GPU time\n", what, depth, n, total);
     for (uint32_t k = 0; k < nl; k++)
         fprintf(stderr, "  %-14s %4u x  %8.3f ms  %5.1f%%\n", labels[k], count[k], ms[k], 100 * ms[k] / total);
 }
@@ -122,12 +122,13 @@ int main(int argc, char **argv)
                 CHECK(gsmrt_forward_run(f, kv, toks + p, k, p, p + k == depths[d] ? 1 : 0, logits, &err));
             }
             double t1 = now_ms();
+            if (profile && r == 0) print_profile(f->rec, "prefill step", depths[d]);
             uint64_t s0 = dev->n_submits;
             for (uint32_t i = 0; i < gen; i++)
                 CHECK(gsmrt_forward_run(f, kv, toks + depths[d] + i, 1, depths[d] + i, 1, logits, &err));
             double t2 = now_ms();
             submits = dev->n_submits - s0;
-            if (profile && r == 0) print_profile(f->rec, depths[d]);
+            if (profile && r == 0) print_profile(f->rec, "decode step", depths[d]);
             dispatches = f->n_dispatches;
             pp[r] = depths[d] * 1e3 / (t1 - t0);
             tg[r] = gen * 1e3 / (t2 - t1);

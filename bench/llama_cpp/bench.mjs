@@ -217,7 +217,7 @@ for (const depth of opt.depths) {
         await seq.clearHistory();
     }
 
-    let t0 = now();
+    const t0 = now();
     await seq.evaluateWithoutGeneratingNewTokens(prompt);
     const prefillS = now() - t0;
     if (seq.nextTokenIndex !== depth) die(`depth ${depth}: sequence holds ${seq.nextTokenIndex} tokens after prefill`);

@@ -94,17 +94,21 @@ static gsmrt_status matmul_chunk(struct gsmrt_vk_rec *rec, const struct gsmrt_vk
                                  struct gsmrt_err *err)
 {
     const struct matmul_ctx *c = ctx_;
+    bool rows = gsmrt_k_row_per_invocation(rec->dev);
     enum gsmrt_kernel id =
-        by_type(c->w->type, GSMRT_KERNEL_MATMUL_F32, GSMRT_KERNEL_MATMUL_F16, GSMRT_KERNEL_MATMUL_Q8_0);
-    const uint32_t spec[2] = {GSMRT_K_MATMUL_TILE, GSMRT_K_MATMUL_TILE};
+        rows ? by_type(c->w->type, GSMRT_KERNEL_MATMUL_F32_ROWS, GSMRT_KERNEL_MATMUL_F16_ROWS,
+                       GSMRT_KERNEL_MATMUL_Q8_0_ROWS)
+             : by_type(c->w->type, GSMRT_KERNEL_MATMUL_F32, GSMRT_KERNEL_MATMUL_F16, GSMRT_KERNEL_MATMUL_Q8_0);
+    /* rows: 64 rows per workgroup, 8 tokens per invocation; tiles: 16 x 16 */
+    const uint32_t spec[2] = {rows ? 64 : GSMRT_K_MATMUL_TILE, rows ? 8 : GSMRT_K_MATMUL_TILE};
     struct gsmrt_vk_pipeline *pipe;
     gsmrt_status st = gsmrt_k_pipeline(rec, id, spec, 2, &pipe, err);
     if (st != GSMRT_OK) return st;
     struct gsmrt_pc_matmul pc = {c->w->n_cols, n_rows,      c->n_tok,
                                  c->x_stride,  c->y_stride, c->y_offset + row_begin};
     struct gsmrt_vk_range b[3] = {*wr, *c->x, *c->y};
-    uint32_t gx = (n_rows + GSMRT_K_MATMUL_TILE - 1) / GSMRT_K_MATMUL_TILE;
-    uint32_t gy = (c->n_tok + GSMRT_K_MATMUL_TILE - 1) / GSMRT_K_MATMUL_TILE;
+    uint32_t gx = (n_rows + spec[0] - 1) / spec[0];
+    uint32_t gy = (c->n_tok + spec[1] - 1) / spec[1];
     return gsmrt_vk_rec_dispatch(rec, pipe, b, 3, &pc, sizeof pc, gx, gy, 1, "matmul", err);
 }
 

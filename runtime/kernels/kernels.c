@@ -57,6 +57,9 @@ static const struct {
     [GSMRT_KERNEL_MOE_MATVEC_F32_ROWS] = {4, sizeof(struct gsmrt_pc_moe_matvec)},
     [GSMRT_KERNEL_MOE_MATVEC_F16_ROWS] = {4, sizeof(struct gsmrt_pc_moe_matvec)},
     [GSMRT_KERNEL_MOE_MATVEC_Q8_0_ROWS] = {4, sizeof(struct gsmrt_pc_moe_matvec)},
+    [GSMRT_KERNEL_MATMUL_F32_ROWS] = {3, sizeof(struct gsmrt_pc_matmul)},
+    [GSMRT_KERNEL_MATMUL_F16_ROWS] = {3, sizeof(struct gsmrt_pc_matmul)},
+    [GSMRT_KERNEL_MATMUL_Q8_0_ROWS] = {3, sizeof(struct gsmrt_pc_matmul)},
 };
 
 static struct gsmrt_vk_kernel_desc DESCS[GSMRT_KERNEL_COUNT];

@@ -8,10 +8,18 @@
 //   push       n_cols, n_rows, n_tok, x_stride, y_stride, y_offset
 //   spec       0: TILE_R, 1: TILE_T workgroup size in rows and tokens (16, 16)
 //   dispatch   (ceil(n_rows / TILE_R), ceil(n_tok / TILE_T), 1)
+// With ROW_PER_INVOCATION (CPU devices, where barriers are costly): no
+// shared memory; an invocation computes one row for TILE_T tokens, loading
+// each weight once for TILE_T products; workgroups of TILE_R invocations,
+// dispatch (ceil(n_rows / TILE_R), ceil(n_tok / TILE_T), 1) as well.
 //   reference  tests/ref/ref.c ref_matmul()
 layout(constant_id = 0) const uint TILE_R = 16;
 layout(constant_id = 1) const uint TILE_T = 16;
+#ifdef ROW_PER_INVOCATION
+layout(local_size_x_id = 0) in;
+#else
 layout(local_size_x_id = 0, local_size_y_id = 1) in;
+#endif
 
 #include "common.glsl"
 #include "weights.glsl"
@@ -22,6 +30,21 @@ layout(push_constant) uniform Push {
     uint n_cols; uint n_rows; uint n_tok; uint x_stride; uint y_stride; uint y_offset;
 } pc;
 
+#ifdef ROW_PER_INVOCATION
+void main()
+{
+    uint r = gl_GlobalInvocationID.x, t0 = gl_WorkGroupID.y * TILE_T;
+    if (r >= pc.n_rows) return;
+    uint nt = min(TILE_T, pc.n_tok - t0);
+    float acc[TILE_T];
+    for (uint j = 0; j < TILE_T; j++) acc[j] = 0.0;
+    for (uint c = 0; c < pc.n_cols; c++) {
+        float wv = w_at(r, c, pc.n_cols);
+        for (uint j = 0; j < nt; j++) acc[j] += wv * x[(t0 + j) * pc.x_stride + c];
+    }
+    for (uint j = 0; j < nt; j++) y[(t0 + j) * pc.y_stride + pc.y_offset + r] = acc[j];
+}
+#else
 const uint K_TILE = 32;   // one Q8_0 block; columns staged per pass
 shared float sh_w[TILE_R][K_TILE];
 shared float sh_x[TILE_T][K_TILE];
@@ -48,3 +71,4 @@ void main()
     uint r = r0 + lr, t = t0 + lt;
     if (r < pc.n_rows && t < pc.n_tok) y[t * pc.y_stride + pc.y_offset + r] = acc;
 }
+#endif
