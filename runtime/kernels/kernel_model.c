@@ -149,16 +149,30 @@ gsmrt_status gsmrt_k_attn_mla(struct gsmrt_vk_rec *rec, const struct gsmrt_k_att
                              "%llu of %llu bytes",
                              p->n_tok, p->n_heads, p->page_size, GSMRT_K_ATTN_SPLIT, (unsigned long long)partial->size,
                              (unsigned long long)need);
-    const uint32_t spec[5] = {gsmrt_k_reduce_wg_size(rec->dev), GSMRT_K_ATTN_SPLIT, p->kv_lora, p->rope_dim,
-                              p->page_size};
     struct gsmrt_vk_pipeline *pipe;
-    gsmrt_status st = gsmrt_k_pipeline(
-        rec, gsmrt_k_use_subgroups(rec->dev) ? GSMRT_KERNEL_ATTN_PARTIAL : GSMRT_KERNEL_ATTN_PARTIAL_NOSG, spec, 5,
-        &pipe, err);
-    if (st != GSMRT_OK) return st;
-    struct gsmrt_pc_attn_partial pc = {p->n_heads, p->q_stride, p->q_head, p->q_off, p->page_size, n_splits, p->scale};
     struct gsmrt_vk_range b[6] = {*qa, *qr, *kv, *pages, *pos, *partial};
-    st = gsmrt_vk_rec_dispatch(rec, pipe, b, 6, &pc, sizeof pc, n_splits, p->n_heads, p->n_tok, "attn_partial", err);
+    gsmrt_status st;
+    if (p->n_tok > 1) {
+        /* several queries: each key row is loaded once for a block of them */
+        const uint32_t spec[6] = {GSMRT_K_ELEMENTWISE_WG, GSMRT_K_ATTN_SPLIT, p->kv_lora, p->rope_dim, p->page_size,
+                                  GSMRT_K_ATTN_QUERY_BLOCK};
+        st = gsmrt_k_pipeline(rec, GSMRT_KERNEL_ATTN_PREFILL, spec, 6, &pipe, err);
+        if (st != GSMRT_OK) return st;
+        struct gsmrt_pc_attn_prefill pc = {p->n_heads, p->q_stride, p->q_head, p->q_off, p->n_tok, n_splits, p->scale};
+        st = gsmrt_vk_rec_dispatch(rec, pipe, b, 6, &pc, sizeof pc, n_splits, p->n_heads,
+                                   (p->n_tok + GSMRT_K_ATTN_QUERY_BLOCK - 1) / GSMRT_K_ATTN_QUERY_BLOCK,
+                                   "attn_prefill", err);
+    } else {
+        const uint32_t spec[5] = {gsmrt_k_reduce_wg_size(rec->dev), GSMRT_K_ATTN_SPLIT, p->kv_lora, p->rope_dim,
+                                  p->page_size};
+        st = gsmrt_k_pipeline(
+            rec, gsmrt_k_use_subgroups(rec->dev) ? GSMRT_KERNEL_ATTN_PARTIAL : GSMRT_KERNEL_ATTN_PARTIAL_NOSG, spec,
+            5, &pipe, err);
+        if (st != GSMRT_OK) return st;
+        struct gsmrt_pc_attn_partial pc = {p->n_heads, p->q_stride, p->q_head, p->q_off, p->page_size, n_splits,
+                                           p->scale};
+        st = gsmrt_vk_rec_dispatch(rec, pipe, b, 6, &pc, sizeof pc, n_splits, p->n_heads, 1, "attn_partial", err);
+    }
     if (st != GSMRT_OK) return st;
     gsmrt_vk_rec_barrier(rec);
     uint32_t wg = GSMRT_K_ELEMENTWISE_WG;

@@ -60,6 +60,7 @@ static const struct {
     [GSMRT_KERNEL_MATMUL_F32_ROWS] = {3, sizeof(struct gsmrt_pc_matmul)},
     [GSMRT_KERNEL_MATMUL_F16_ROWS] = {3, sizeof(struct gsmrt_pc_matmul)},
     [GSMRT_KERNEL_MATMUL_Q8_0_ROWS] = {3, sizeof(struct gsmrt_pc_matmul)},
+    [GSMRT_KERNEL_ATTN_PREFILL] = {6, sizeof(struct gsmrt_pc_attn_prefill)},
 };
 
 static struct gsmrt_vk_kernel_desc DESCS[GSMRT_KERNEL_COUNT];

@@ -156,6 +156,7 @@ gsmrt_status gsmrt_k_moe_combine(struct gsmrt_vk_rec *rec, const struct gsmrt_vk
 /* Keys per split of the attention kernel; the partial buffer holds
  * n_tok * n_heads * gsmrt_k_attn_splits(n_keys) * (2 + kv_lora) floats. */
 #define GSMRT_K_ATTN_SPLIT 256
+#define GSMRT_K_ATTN_QUERY_BLOCK 8   /* queries per workgroup when several are evaluated */
 uint32_t gsmrt_k_attn_splits(uint32_t n_keys);
 
 /* MLA attention over a paged latent cache (absorbed form), recorded as the

@@ -53,6 +53,10 @@ struct gsmrt_pc_attn_partial {   /* include/attn_partial_body.glsl */
     uint32_t n_heads, q_stride, q_head, q_off, page_size, n_splits;
     float scale;
 };
+struct gsmrt_pc_attn_prefill {   /* attn_prefill.comp */
+    uint32_t n_heads, q_stride, q_head, q_off, n_tok, n_splits;
+    float scale;
+};
 struct gsmrt_pc_attn_merge {   /* attn_merge.comp */
     uint32_t n_rows, n_splits, width, y_stride;
 };
@@ -75,6 +79,7 @@ _Static_assert(sizeof(struct gsmrt_pc_moe_route) == 36, "");
 _Static_assert(sizeof(struct gsmrt_pc_moe_combine) == 12, "");
 _Static_assert(sizeof(struct gsmrt_pc_attn_partial) == 28, "");
 _Static_assert(sizeof(struct gsmrt_pc_attn_merge) == 16, "");
+_Static_assert(sizeof(struct gsmrt_pc_attn_prefill) == 28, "");
 _Static_assert(sizeof(struct gsmrt_pc_kv_store) == 16, "");
 
 #endif
