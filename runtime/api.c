@@ -80,7 +80,7 @@ gsmrt_status gsmrt_context_destroy(gsmrt_context *ctx)
     if (!ctx) return GSMRT_OK;
     if (ctx->n_models) {
         snprintf(ctx->last_error, sizeof ctx->last_error, "context still has %u model(s) alive", ctx->n_models);
-        gsmrt_log(&ctx->log, GSMRT_LOG_ERROR, "%s", ctx->last_error);
+        gsmrt_log(&ctx->log, GSMRT_LOG_WARN, "%s", ctx->last_error);
         return GSMRT_E_INVALID_ARGUMENT;
     }
     gsmrt_vk_device_destroy(ctx->dev);
