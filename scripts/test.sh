@@ -11,3 +11,5 @@ cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo
 cmake --build build -j "$jobs"
 ctest --test-dir build --output-on-failure -j "$jobs"
 scripts/run-sanitizers.sh
+# The GGUF parser under libFuzzer for two minutes, from the committed corpus.
+scripts/run-fuzz.sh 120
