@@ -181,6 +181,26 @@ gsmrt_status gsmrt_k_kv_store(struct gsmrt_vk_rec *rec, const struct gsmrt_vk_ra
                               const struct gsmrt_vk_range *kv, uint32_t n_tok, uint32_t width,
                               uint32_t src_stride, uint32_t page_size, struct gsmrt_err *err);
 
+/* ---- GSM kernels (kernel_gsm.c) ------------------------------------------- */
+
+/* Page summaries: for each (slot, rows) of list [n_list][2], per channel min
+ * and max of the page's first `rows` rows into sum [n_slots][2][row]. */
+gsmrt_status gsmrt_k_page_summary(struct gsmrt_vk_rec *rec, const struct gsmrt_vk_range *kv,
+                                  const struct gsmrt_vk_range *list, const struct gsmrt_vk_range *sum,
+                                  uint32_t n_list, uint32_t row, uint32_t page_size, struct gsmrt_err *err);
+
+/* Upper bounds ub [n_heads][n_pages] on each head's best score over each
+ * listed cold page, from the summaries (shaders/gate_bound.comp). One query. */
+struct gsmrt_k_gate_bound {
+    uint32_t n_heads, n_pages, kv_lora, rope_dim;
+    uint32_t q_head, q_off;   /* where q_pe lives in qr */
+    float scale;
+};
+gsmrt_status gsmrt_k_gate_bound(struct gsmrt_vk_rec *rec, const struct gsmrt_k_gate_bound *p,
+                                const struct gsmrt_vk_range *qa, const struct gsmrt_vk_range *qr,
+                                const struct gsmrt_vk_range *sum, const struct gsmrt_vk_range *pages,
+                                const struct gsmrt_vk_range *ub, struct gsmrt_err *err);
+
 /* Creates the pipelines of every kernel the device would use (what a model
  * load does up front), so their compile time is paid once and cached. */
 gsmrt_status gsmrt_kernels_warm_up(struct gsmrt_vk_device *dev, struct gsmrt_err *err);

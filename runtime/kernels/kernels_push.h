@@ -64,6 +64,14 @@ struct gsmrt_pc_kv_store {   /* kv_store.comp */
     uint32_t n_tok, width, src_stride, page_size;
 };
 
+struct gsmrt_pc_page_summary {   /* page_summary.comp */
+    uint32_t n_list, row, page_size;
+};
+struct gsmrt_pc_gate_bound {   /* gate_bound.comp */
+    uint32_t n_heads, n_pages, q_head, q_off;
+    float scale;
+};
+
 /* 128 bytes is Vulkan's guaranteed minimum maxPushConstantsSize. */
 _Static_assert(sizeof(struct gsmrt_pc_matvec) == 12 && sizeof(struct gsmrt_pc_matvec) <= 128, "");
 _Static_assert(sizeof(struct gsmrt_pc_matmul) == 24, "");
@@ -80,6 +88,8 @@ _Static_assert(sizeof(struct gsmrt_pc_moe_combine) == 12, "");
 _Static_assert(sizeof(struct gsmrt_pc_attn_partial) == 28, "");
 _Static_assert(sizeof(struct gsmrt_pc_attn_merge) == 16, "");
 _Static_assert(sizeof(struct gsmrt_pc_attn_prefill) == 28, "");
+_Static_assert(sizeof(struct gsmrt_pc_page_summary) == 12, "");
+_Static_assert(sizeof(struct gsmrt_pc_gate_bound) == 20, "");
 _Static_assert(sizeof(struct gsmrt_pc_kv_store) == 16, "");
 
 #endif

@@ -1,0 +1,35 @@
+// page_summary.comp: GSM page summaries, per channel min and max of the
+// cached rows of a page (for MLA: over the latent and the rope key), written
+// as pages fill. DESIGN.md "page summary"; the gate bounds scores with them.
+//   binding 0  KV    readonly   float [n_slots * PAGE_SIZE][row]
+//   binding 1  LIST  readonly   uint [n_list][2]   (slot, rows filled so far)
+//   binding 2  SUM   writeonly  float [n_slots][2][row]   (min, then max)
+//   push       n_list, row, page_size
+//   spec       0: WG_SIZE
+//   dispatch   (ceil(row / WG_SIZE), n_list, 1)
+//   reference  gsm/gate.c gsmrt_gsm_summary_build()
+#version 450
+
+layout(constant_id = 0) const uint WG_SIZE = 64;
+layout(local_size_x_id = 0) in;
+
+layout(set = 0, binding = 0, std430) readonly buffer KV { float kv[]; };
+layout(set = 0, binding = 1, std430) readonly buffer List { uint list[]; };
+layout(set = 0, binding = 2, std430) writeonly buffer Sum { float sum[]; };
+layout(push_constant) uniform Push { uint n_list; uint row; uint page_size; } pc;
+
+void main()
+{
+    uint j = gl_GlobalInvocationID.x, i = gl_WorkGroupID.y;
+    if (j >= pc.row || i >= pc.n_list) return;
+    uint slot = list[2 * i], n = min(list[2 * i + 1], pc.page_size);
+    float lo = 1.0 / 0.0, hi = -1.0 / 0.0;   // an empty page bounds nothing
+    uint base = slot * pc.page_size * pc.row + j;
+    for (uint r = 0; r < n; r++) {
+        float v = kv[base + r * pc.row];
+        lo = min(lo, v);
+        hi = max(hi, v);
+    }
+    sum[(2 * slot) * pc.row + j] = lo;
+    sum[(2 * slot + 1) * pc.row + j] = hi;
+}
