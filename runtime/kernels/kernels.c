@@ -63,6 +63,8 @@ static const struct {
     [GSMRT_KERNEL_ATTN_PREFILL] = {6, sizeof(struct gsmrt_pc_attn_prefill)},
     [GSMRT_KERNEL_PAGE_SUMMARY] = {3, sizeof(struct gsmrt_pc_page_summary)},
     [GSMRT_KERNEL_GATE_BOUND] = {5, sizeof(struct gsmrt_pc_gate_bound)},
+    [GSMRT_KERNEL_GATE_SELECT] = {5, sizeof(struct gsmrt_pc_gate_select)},
+    [GSMRT_KERNEL_ATTN_COLD] = {6, sizeof(struct gsmrt_pc_attn_cold)},
 };
 
 static struct gsmrt_vk_kernel_desc DESCS[GSMRT_KERNEL_COUNT];

@@ -201,6 +201,35 @@ gsmrt_status gsmrt_k_gate_bound(struct gsmrt_vk_rec *rec, const struct gsmrt_k_g
                                 const struct gsmrt_vk_range *sum, const struct gsmrt_vk_range *pages,
                                 const struct gsmrt_vk_range *ub, struct gsmrt_err *err);
 
+/* Two-part (GSM) attention of one query token (decode), all on the device:
+ *   1. exact attention over the active pages (sink, window, hot; the page
+ *      with the newest rows last), as attn_mla does;
+ *   2. per-page score bounds of the cold pages (gate_bound);
+ *   3. per head, the gate: cold pages taken in order of their mass bound
+ *      until what is left is within `threshold` (gate_select);
+ *   4. exact attention over the selected cold pages, read from cold_kv
+ *      (attn_cold), and the log-sum-exp merge of everything into out.
+ * Buffers: partial holds n_heads * (splits of n_active + n_cold) * (2 + kv_lora)
+ * floats; ub n_heads * n_cold; sel n_heads * n_cold uints; info n_heads * 4
+ * floats (selected count, gate value, bound on the skipped share, M).
+ * cold_pages is uint [n_cold][2] (slot, rows); cold pages are full pages. */
+struct gsmrt_k_attn_gsm {
+    uint32_t n_heads, kv_lora, rope_dim, page_size;
+    uint32_t q_head, q_off;        /* where q_pe lives in qr */
+    uint32_t n_active_keys;        /* rows in the active pages */
+    uint32_t n_cold;               /* cold pages */
+    float scale, threshold;
+};
+gsmrt_status gsmrt_k_attn_gsm(struct gsmrt_vk_rec *rec, const struct gsmrt_k_attn_gsm *p,
+                              const struct gsmrt_vk_range *qa, const struct gsmrt_vk_range *qr,
+                              const struct gsmrt_vk_range *hot_kv, const struct gsmrt_vk_range *active_pages,
+                              const struct gsmrt_vk_range *active_last_pos, const struct gsmrt_vk_range *cold_kv,
+                              const struct gsmrt_vk_range *cold_sum, const struct gsmrt_vk_range *cold_pages,
+                              const struct gsmrt_vk_range *cold_slots, const struct gsmrt_vk_range *ub,
+                              const struct gsmrt_vk_range *sel, const struct gsmrt_vk_range *info,
+                              const struct gsmrt_vk_range *partial, const struct gsmrt_vk_range *out,
+                              struct gsmrt_err *err);
+
 /* Creates the pipelines of every kernel the device would use (what a model
  * load does up front), so their compile time is paid once and cached. */
 gsmrt_status gsmrt_kernels_warm_up(struct gsmrt_vk_device *dev, struct gsmrt_err *err);

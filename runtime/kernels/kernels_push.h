@@ -72,6 +72,15 @@ struct gsmrt_pc_gate_bound {   /* gate_bound.comp */
     float scale;
 };
 
+struct gsmrt_pc_gate_select {   /* gate_select.comp */
+    uint32_t n_heads, n_splits, width, n_cold;
+    float threshold;
+};
+struct gsmrt_pc_attn_cold {   /* attn_cold.comp */
+    uint32_t n_heads, n_cold, split_base, n_splits_total, q_head, q_off;
+    float scale;
+};
+
 /* 128 bytes is Vulkan's guaranteed minimum maxPushConstantsSize. */
 _Static_assert(sizeof(struct gsmrt_pc_matvec) == 12 && sizeof(struct gsmrt_pc_matvec) <= 128, "");
 _Static_assert(sizeof(struct gsmrt_pc_matmul) == 24, "");
@@ -90,6 +99,8 @@ _Static_assert(sizeof(struct gsmrt_pc_attn_merge) == 16, "");
 _Static_assert(sizeof(struct gsmrt_pc_attn_prefill) == 28, "");
 _Static_assert(sizeof(struct gsmrt_pc_page_summary) == 12, "");
 _Static_assert(sizeof(struct gsmrt_pc_gate_bound) == 20, "");
+_Static_assert(sizeof(struct gsmrt_pc_gate_select) == 20, "");
+_Static_assert(sizeof(struct gsmrt_pc_attn_cold) == 28, "");
 _Static_assert(sizeof(struct gsmrt_pc_kv_store) == 16, "");
 
 #endif
