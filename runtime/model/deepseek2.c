@@ -134,18 +134,21 @@ static gsmrt_status attention(struct gsmrt_forward *f, struct gsmrt_kv_cache *kv
     }
     TRY(linear(rec, l->attn_kv_a_mqa, &b->h, &b->kv_new, T, err));
     gsmrt_vk_rec_barrier(rec);
-    /* c = RMSNorm(kv[:KVL]) * kv_a_norm, k_pe = RoPE(kv[KVL:]), q_pe = RoPE(q[h][NOPE:]),
-     * q_abs[h] = k_b[h] q_nope[h]: four disjoint regions, no barrier between them. */
+    /* c = RMSNorm(kv[:KVL]) * kv_a_norm and q_pe = RoPE(q[h][NOPE:]); then
+     * k_pe = RoPE(kv[KVL:]) and q_abs[h] = k_b[h] q_nope[h]. The regions are
+     * disjoint, but the pairs that touch one buffer are kept apart by a
+     * barrier so that synchronization validation sees no hazard. */
     TRY(gsmrt_k_rms_norm_strided(rec, &b->kv_new, &l->attn_kv_a_norm->range, &b->kv_new, T, KVL, ROW, ROW,
                                  hp->rms_eps, err));
-    struct gsmrt_rope_params rp = {T, 1, ROW, ROW, KVL, R, GSMRT_ROPE_NORM, hp->rope_freq_base, hp->freq_scale,
+    struct gsmrt_rope_params rp = {T, H, DK, H * DK, NOPE, R, GSMRT_ROPE_NORM, hp->rope_freq_base, hp->freq_scale,
                                    hp->ext_factor, hp->rope_attn_factor, hp->yarn_corr_dims[0], hp->yarn_corr_dims[1]};
-    TRY(gsmrt_k_rope(rec, &b->kv_new, &b->pos, &rp, err));
-    rp.n_heads = H;
-    rp.head_stride = DK;
-    rp.row_stride = H * DK;
-    rp.rot_offset = NOPE;
     TRY(gsmrt_k_rope(rec, &b->q, &b->pos, &rp, err));
+    gsmrt_vk_rec_barrier(rec);
+    rp.n_heads = 1;
+    rp.head_stride = ROW;
+    rp.row_stride = ROW;
+    rp.rot_offset = KVL;
+    TRY(gsmrt_k_rope(rec, &b->kv_new, &b->pos, &rp, err));
     struct gsmrt_k_head_matvec absorb = {H, T, H * DK, DK, 0, H * KVL, KVL, 0};
     TRY(gsmrt_k_head_matvec(rec, &l->attn_k_b->w, &absorb, &b->q, &b->qa_lat, err));
     gsmrt_vk_rec_barrier(rec);
