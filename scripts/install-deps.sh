@@ -7,7 +7,7 @@ packages="build-essential cmake ninja-build pkg-config
   libvulkan-dev libvulkan-volk-dev glslang-tools spirv-tools
   libcjson-dev libcmocka-dev libpcre2-dev
   mesa-vulkan-drivers vulkan-validationlayers
-  clang libclang-rt-14-dev python3"
+  clang libclang-rt-14-dev python3 tmux"
 
 if [ "$(id -u)" -eq 0 ]; then sudo=""; else sudo="sudo"; fi
 
