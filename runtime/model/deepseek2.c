@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "base/mem.h"
+#include "model/gsm_decode.h"
 #include "model/model.h"
 
 /* Scratch buffers of the step, by name, as bindings. */
@@ -158,8 +159,18 @@ static gsmrt_status attention(struct gsmrt_forward *f, struct gsmrt_kv_cache *kv
     TRY(bind(dev, &kv->table, &table, err));
     TRY(gsmrt_k_kv_store(rec, &b->kv_new, &table, &b->pos, &pool, T, ROW, ROW, kv->page_size, err));
     gsmrt_vk_rec_barrier(rec);
-    struct gsmrt_k_attn ap = {T, H, KVL, R, H * DK, DK, NOPE, kv->page_size, n_keys, hp->kq_scale};
-    TRY(gsmrt_k_attn_mla(rec, &ap, &b->qa_lat, &b->q, &pool, &table, &b->pos, &b->partial, &b->o_lat, err));
+    struct gsmrt_gsm_decode *gsm = f->gsm;
+    if (gsm && gsm->n_summ) {   /* summaries of the pages this step filled */
+        TRY(gsmrt_gsm_decode_summarize(gsm, rec, il, &pool, err));
+        gsmrt_vk_rec_barrier(rec);
+    }
+    if (gsm && gsm->use) {   /* the gate decides which cold pages take part (decode) */
+        struct gsmrt_k_attn_gsm gp = {H, KVL, R, kv->page_size, DK, NOPE, 0, 0, hp->kq_scale, 0.0f};
+        TRY(gsmrt_gsm_decode_attend(gsm, rec, il, &gp, &b->qa_lat, &b->q, &pool, &b->o_lat, err));
+    } else {
+        struct gsmrt_k_attn ap = {T, H, KVL, R, H * DK, DK, NOPE, kv->page_size, n_keys, hp->kq_scale};
+        TRY(gsmrt_k_attn_mla(rec, &ap, &b->qa_lat, &b->q, &pool, &table, &b->pos, &b->partial, &b->o_lat, err));
+    }
     gsmrt_vk_rec_barrier(rec);
     /* o[h] = v_b[h] o_lat[h];  x += attn_output o */
     uint32_t DV = hp->n_embd_head_v_mla;
@@ -269,6 +280,7 @@ gsmrt_status gsmrt_forward_run(struct gsmrt_forward *f, struct gsmrt_kv_cache *k
         return gsmrt_err_set(err, GSMRT_E_CONTEXT_FULL, "positions %u..%u exceed the context of %u", pos0,
                              pos0 + n_tok - 1, f->n_ctx);
     TRY(gsmrt_kv_cache_reserve(dev, kv, pos0 + n_tok, err));
+    if (f->gsm) TRY(gsmrt_gsm_decode_plan(f->gsm, dev, kv, pos0 + n_tok, n_tok, err));
     for (uint32_t t = 0; t < n_tok; t++) f->pos_host[t] = (int32_t)(pos0 + t);
     TRY(gsmrt_vk_upload(dev, &f->pos, 0, f->pos_host, (VkDeviceSize)n_tok * 4, err));
     TRY(gsmrt_vk_upload(dev, &f->tokens, 0, tokens, (VkDeviceSize)n_tok * 4, err));
@@ -296,6 +308,7 @@ gsmrt_status gsmrt_forward_run(struct gsmrt_forward *f, struct gsmrt_kv_cache *k
     }
     f->n_dispatches = rec->n_dispatches;
     TRY(gsmrt_vk_rec_submit_wait(rec, err));
+    if (f->gsm) TRY(gsmrt_gsm_decode_finish(f->gsm, dev, err));
     if (n_logits) TRY(gsmrt_vk_download(dev, &f->logits, 0, logits_out, (VkDeviceSize)n_logits * V * 4, err));
     return GSMRT_OK;
 }

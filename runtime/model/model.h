@@ -103,6 +103,7 @@ struct gsmrt_forward {
     struct gsmrt_vk_buf ex_down, moe_y;          /* [T][K][E], [T][E] */
     struct gsmrt_vk_buf logits;                  /* [max_tok][V] */
     int32_t *pos_host;                           /* [max_tok] positions being uploaded */
+    struct gsmrt_gsm_decode *gsm;                /* GSM state, or NULL for dense attention (not owned) */
     uint32_t n_dispatches;                       /* in the last step */
 };
 

@@ -114,7 +114,6 @@ gsmrt_status gsmrt_vk_instance_create(const struct gsmrt_vk_instance_params *p,
     };
     VkDebugUtilsMessengerCreateInfoEXT messenger_info = {
         .sType = VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT,
-        .pNext = env_flag("GSMRT_VALIDATE_SYNC") ? &features : NULL,
         .messageSeverity = VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT |
                            VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT,
         .messageType = VK_DEBUG_UTILS_MESSAGE_TYPE_GENERAL_BIT_EXT |
@@ -125,7 +124,9 @@ gsmrt_status gsmrt_vk_instance_create(const struct gsmrt_vk_instance_params *p,
     };
     VkInstanceCreateInfo info = {
         .sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO,
-        /* Chained so that instance creation and destruction are validated too. */
+        /* The messenger is chained so that instance creation and destruction
+         * are validated too; synchronization validation goes in front of it
+         * (the messenger's own create info must keep a NULL pNext). */
         .pNext = debug_utils ? &messenger_info : NULL,
         .flags = portability ? 0x00000001 /* ENUMERATE_PORTABILITY_BIT_KHR */ : 0,
         .pApplicationInfo = &app,
@@ -134,6 +135,10 @@ gsmrt_status gsmrt_vk_instance_create(const struct gsmrt_vk_instance_params *p,
         .enabledExtensionCount = n_exts,
         .ppEnabledExtensionNames = exts,
     };
+    if (debug_utils && env_flag("GSMRT_VALIDATE_SYNC")) {
+        features.pNext = &messenger_info;
+        info.pNext = &features;
+    }
     VkResult r = vkCreateInstance(&info, NULL, &inst->instance);
     if (r == VK_ERROR_INCOMPATIBLE_DRIVER) {
         gsmrt_vk_instance_destroy(inst);
