@@ -42,6 +42,10 @@ static void stats(gsmrt_context *ctx, const gsmrt_generate_result *r, bool have)
                "%u positions in the cache\n",
                r->n_tokens, r->generate_ms > 0 && r->n_tokens > 1 ? (r->n_tokens - 1) * 1e3 / r->generate_ms : 0.0,
                r->n_prompt_tokens, r->prompt_ms, r->first_token_ms, r->n_past);
+    if (have && r->gsm_steps)
+        printf("GSM: %u steps through the gate, %llu of %llu cold pages computed (%.1f%%)\n", r->gsm_steps,
+               (unsigned long long)r->gsm_cold_computed, (unsigned long long)r->gsm_cold_pages,
+               r->gsm_cold_pages ? 100.0 * r->gsm_cold_computed / r->gsm_cold_pages : 0.0);
     gsmrt_memory_usage u;
     u.struct_size = sizeof u;
     if (gsmrt_context_memory(ctx, &u) == GSMRT_OK)
@@ -109,9 +113,7 @@ int cmd_chat(int argc, char **argv)
     gsmrt_session *s = NULL;
     if (!load_model(&o, "chat", &ctx, &model)) return EXIT_RUNTIME;
     gsmrt_session_params sp;
-    gsmrt_session_params_init(&sp, sizeof sp);
-    sp.n_ctx = o.n_ctx;
-    sp.n_batch = o.n_batch;
+    opts_session_params(&o, &sp);
     gsmrt_status st = gsmrt_session_create(model, &sp, &s);
     if (st != GSMRT_OK) {
         fprintf(stderr, "gsm chat: %s (%s)\n", gsmrt_context_last_error(ctx), gsmrt_status_name(st));

@@ -80,9 +80,7 @@ int cmd_run(int argc, char **argv)
         return EXIT_RUNTIME;
     }
     gsmrt_session_params sp;
-    gsmrt_session_params_init(&sp, sizeof sp);
-    sp.n_ctx = o.n_ctx;
-    sp.n_batch = o.n_batch;
+    opts_session_params(&o, &sp);
     gsmrt_status st = gsmrt_session_create(model, &sp, &s);
     gsmrt_generate_result r;
     memset(&r, 0, sizeof r);
@@ -101,6 +99,9 @@ int cmd_run(int argc, char **argv)
                     r.n_prompt_tokens, r.prompt_ms, r.prompt_ms > 0 ? r.n_prompt_tokens * 1e3 / r.prompt_ms : 0,
                     r.first_token_ms, r.n_tokens, r.generate_ms,
                     r.generate_ms > 0 && r.n_tokens > 1 ? (r.n_tokens - 1) * 1e3 / r.generate_ms : 0);
+        if (o.verbose && r.gsm_steps)
+            fprintf(stderr, "GSM: %u steps through the gate, %llu of %llu cold pages computed\n", r.gsm_steps,
+                    (unsigned long long)r.gsm_cold_computed, (unsigned long long)r.gsm_cold_pages);
     }
     unload(ctx, model, s);
     free(owned);

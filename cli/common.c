@@ -60,6 +60,10 @@ const char COMMON_OPTIONS_HELP[] =
     "      --chat-format NAME   gsm-tiny, chatml, llama3, deepseek2, deepseek3 (default: from the model)\n"
     "      --device NAME        Vulkan device index or name (default: GSMRT_DEVICE or the best one)\n"
     "      --validate           enable the Khronos validation layer\n"
+    "      --gsm                GSM: gate the KV cache (grouped, tiered attention), default settings\n"
+    "      --gsm-config FILE    GSM configuration (JSON; see README \"GSM configuration\"); implies --gsm\n"
+    "      --gate-threshold T   GSM gate threshold in [0, 1) (0 = exact); implies --gsm\n"
+    "      --gsm-set KEY=VALUE  any GSM configuration key (repeatable); implies --gsm\n"
     "  -v, --verbose            load progress, timings and time to first token on stderr\n";
 
 int opts_parse_common(struct opts *o, const char *cmd, int argc, char **argv, int *i)
@@ -123,6 +127,20 @@ int opts_parse_common(struct opts *o, const char *cmd, int argc, char **argv, in
     } else if (strcmp(a, "--device") == 0) {
         NEED_VALUE();
         o->device = v;
+    } else if (strcmp(a, "--gsm") == 0) {
+        o->gsm = true;
+    } else if (strcmp(a, "--gsm-config") == 0) {
+        NEED_VALUE();
+        o->gsm_config = v;
+    } else if (strcmp(a, "--gate-threshold") == 0 || strcmp(a, "--gsm-set") == 0) {
+        NEED_VALUE();
+        size_t used = strlen(o->gsm_settings);
+        int w = snprintf(o->gsm_settings + used, sizeof o->gsm_settings - used, "%s%s%s", used ? ";" : "",
+                         strcmp(a, "--gsm-set") == 0 ? "" : "gate_threshold=", v);
+        if (w < 0 || (size_t)w >= sizeof o->gsm_settings - used) {
+            fprintf(stderr, "gsm %s: too many GSM settings\n", cmd);
+            return -1;
+        }
     } else if (strcmp(a, "--validate") == 0) {
         o->validation = 1;
     } else if (IS("-v", "--verbose")) {
@@ -225,6 +243,16 @@ bool load_model(const struct opts *o, const char *cmd, gsmrt_context **ctx, gsmr
                 mi.name, path, mi.n_layer, mi.n_vocab, mi.weight_bytes / 1048576.0, mi.chat_format, di.name);
     }
     return true;
+}
+
+void opts_session_params(const struct opts *o, gsmrt_session_params *sp)
+{
+    gsmrt_session_params_init(sp, sizeof *sp);
+    sp->n_ctx = o->n_ctx;
+    sp->n_batch = o->n_batch;
+    sp->gsm = o->gsm;
+    sp->gsm_config = o->gsm_config;
+    sp->gsm_settings = o->gsm_settings[0] ? o->gsm_settings : NULL;
 }
 
 void unload(gsmrt_context *ctx, gsmrt_model *model, gsmrt_session *s)

@@ -17,7 +17,13 @@ struct opts {
     gsmrt_generate_params gen;
     bool verbose;
     int validation;           /* -1: environment */
+    bool gsm;                 /* --gsm */
+    const char *gsm_config;   /* --gsm-config FILE */
+    char gsm_settings[1024];  /* --gate-threshold, --gsm-set: "key=value;..." */
 };
+
+/* Session params with the common options (context, batch, GSM). */
+void opts_session_params(const struct opts *o, gsmrt_session_params *sp);
 
 void opts_init(struct opts *o);
 

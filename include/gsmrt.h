@@ -294,11 +294,22 @@ typedef struct gsmrt_session_params {
     uint32_t struct_size;
     uint32_t n_ctx;     /* positions the session can hold; 0 (default): min(4096, the model's) */
     uint32_t n_batch;   /* prompt tokens per step; 0 (default): 256 */
+    /* GSM (grouped, tiered KV): on when `gsm` is true or a config or settings
+     * are given (a config may still say "enabled": false). `gsm_config` is a
+     * JSON file (keys in README "GSM configuration"); `gsm_settings` holds
+     * "key=value" entries separated by ';' applied after it
+     * ("gate_threshold=0.1;window=256"). Both may be NULL. */
+    bool gsm;
+    const char *gsm_config;
+    const char *gsm_settings;
 } gsmrt_session_params;
 GSMRT_API void gsmrt_session_params_init(gsmrt_session_params *p, size_t size);
 
 /* Creates a session (its KV cache, activations). p may be NULL.
  * GSMRT_E_CONTEXT_FULL when n_ctx is larger than the device can bind;
+ * GSMRT_E_FORMAT for a bad GSM config file, GSMRT_E_INVALID_ARGUMENT for a bad
+ * GSM setting (both messages name the key and the allowed range); GSMRT_E_UNSUPPORTED for a GSM option this
+ * version does not implement yet (low_freq_policy "swap", calibration);
  * GSMRT_E_OUT_OF_*_MEMORY. */
 GSMRT_API gsmrt_status gsmrt_session_create(gsmrt_model *model, const gsmrt_session_params *p,
                                             gsmrt_session **out);
@@ -360,6 +371,9 @@ typedef struct gsmrt_generate_result {
     double prompt_ms;           /* prompt evaluation */
     double first_token_ms;      /* from the call to the first generated token */
     double generate_ms;         /* generation after the first token */
+    uint32_t gsm_steps;         /* decode steps that went through the GSM gate */
+    uint64_t gsm_cold_pages;    /* cold pages offered to the gate (summed over those steps and heads) */
+    uint64_t gsm_cold_computed; /* of those, the ones the gate had computed */
 } gsmrt_generate_result;
 
 /* Chat: renders the history in the model's chat format, evaluates what the

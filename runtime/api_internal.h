@@ -6,6 +6,7 @@
 
 #include "api_devices.h"
 #include "base/mem.h"
+#include "model/gsm_decode.h"
 #include "model/model.h"
 #include "model/vocab.h"
 #include "sample/sampler.h"
@@ -40,6 +41,7 @@ struct gsmrt_session {
     gsmrt_model *model;
     struct gsmrt_kv_cache *kv;
     struct gsmrt_forward *fwd;
+    struct gsmrt_gsm_decode *gsm;       /* NULL: dense attention */
     uint32_t n_ctx, n_batch;
     struct gsmrt_tokens past;           /* tokens whose rows are in the cache, in order */
     float *logits;                      /* [n_vocab] after the last evaluated token */

@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "api_internal.h"
+#include "gsm.h"
 #include "text/utf8.h"
 
 static double now_ms(void)
@@ -45,6 +46,7 @@ void gsmrt_session_destroy(gsmrt_session *s)
     if (!s) return;
     const gsmrt_allocator *a = alloc_of(s);
     gsmrt_forward_destroy(s->fwd);
+    gsmrt_gsm_decode_destroy(ctx_of(s)->dev, s->gsm);
     gsmrt_kv_cache_destroy(ctx_of(s)->dev, s->kv);
     gsmrt_tokens_free(a, &s->past);
     gsmrt_mem_free(a, s->logits);
@@ -52,6 +54,40 @@ void gsmrt_session_destroy(gsmrt_session *s)
     gsmrt_mem_free(a, s->msgs);
     s->model->n_sessions--;
     gsmrt_mem_free(a, s);
+}
+
+/* The session's GSM configuration: defaults, then the file, then the
+ * "key=value;..." settings; *on tells whether GSM runs at all. What this
+ * version does not implement yet is refused, not ignored. */
+static gsmrt_status gsm_config(gsmrt_context *ctx, const gsmrt_session_params *p, struct gsmrt_gsm_config *cfg,
+                               bool *on, struct gsmrt_err *err)
+{
+    gsmrt_gsm_config_defaults(cfg);
+    *on = p->gsm || p->gsm_config || p->gsm_settings;
+    if (!*on) return GSMRT_OK;
+    gsmrt_status st = GSMRT_OK;
+    if (p->gsm_config) st = gsmrt_gsm_config_load(p->gsm_config, ctx->a, cfg, err);
+    for (const char *kv = p->gsm_settings; st == GSMRT_OK && kv && *kv;) {
+        const char *end = strchr(kv, ';');
+        size_t n = end ? (size_t)(end - kv) : strlen(kv);
+        char one[512];
+        if (n >= sizeof one) return gsmrt_err_set(err, GSMRT_E_FORMAT, "GSM setting too long: %.40s...", kv);
+        memcpy(one, kv, n);
+        one[n] = '\0';
+        if (n) st = gsmrt_gsm_config_set(cfg, one, err);
+        kv = end ? end + 1 : kv + n;
+    }
+    if (st == GSMRT_OK) st = gsmrt_gsm_config_check(cfg, err);
+    if (st != GSMRT_OK) return st;
+    *on = cfg->enabled;
+    if (*on && gsmrt_gsm_config_low_freq(cfg, ctx->dev->caps.unified_memory) == GSMRT_GSM_LOW_FREQ_SWAP)
+        return gsmrt_err_set(err, GSMRT_E_UNSUPPORTED,
+                             "GSM low_freq_policy \"swap\" is not implemented yet (cold pages stay in device "
+                             "memory: use \"keep\")");
+    if (*on && cfg->calibration_path[0])
+        return gsmrt_err_set(err, GSMRT_E_UNSUPPORTED, "GSM calibration files are not used by the decoder yet (%s)",
+                             cfg->calibration_path);
+    return GSMRT_OK;
 }
 
 gsmrt_status gsmrt_session_create(gsmrt_model *model, const gsmrt_session_params *params, gsmrt_session **out)
@@ -73,8 +109,24 @@ gsmrt_status gsmrt_session_create(gsmrt_model *model, const gsmrt_session_params
     s->n_ctx = n_ctx;
     s->n_batch = n_batch;
     atomic_init(&s->cancel, false);
-    gsmrt_status st = gsmrt_kv_cache_create(ctx->dev, &model->hp, n_ctx, 32, &s->kv, &err);
+    struct gsmrt_gsm_config gcfg;
+    bool gsm_on = false;
+    gsmrt_status st = gsm_config(ctx, &p, &gcfg, &gsm_on, &err);
+    uint32_t page_size = gsm_on ? gcfg.page_size : 32;
+    if (st == GSMRT_OK) st = gsmrt_kv_cache_create(ctx->dev, &model->hp, n_ctx, page_size, &s->kv, &err);
     if (st == GSMRT_OK) st = gsmrt_forward_create(model->dm, n_batch, n_ctx, &s->fwd, &err);
+    if (st == GSMRT_OK && gsm_on) {
+        struct gsmrt_gsm_decode_config dc = {
+            (float)gcfg.gate_threshold,
+            (gcfg.sink_tokens + page_size - 1) / page_size,
+            gcfg.window > page_size ? (gcfg.window + page_size - 1) / page_size : 1,
+            gcfg.hot_pages,
+            gcfg.min_context,
+            gcfg.warmup_steps,
+        };
+        st = gsmrt_gsm_decode_create(ctx->dev, &model->hp, s->kv, &dc, &s->gsm, &err);
+        if (st == GSMRT_OK) s->fwd->gsm = s->gsm;
+    }
     if (st == GSMRT_OK && !(s->logits = gsmrt_mem_calloc(ctx->a, (size_t)n_batch * model->hp.n_vocab, 4)))
         st = gsmrt_err_set(&err, GSMRT_E_OUT_OF_HOST_MEMORY, "logits");
     if (st != GSMRT_OK) {
@@ -158,6 +210,7 @@ struct gen {
     void *user;
     gsmrt_generate_result r;
     char *answer;   /* generated text (for the history) */
+    uint64_t gsm_steps0, gsm_cold0, gsm_computed0;   /* GSM totals before the call */
     size_t answer_len, answer_cap;
 };
 
@@ -187,6 +240,11 @@ static gsmrt_status run(struct gen *g, const int32_t *prompt, size_t n_prompt, s
 {
     gsmrt_session *s = g->s;
     double t0 = now_ms();
+    if (s->gsm) {
+        g->gsm_steps0 = s->gsm->total_steps;
+        g->gsm_cold0 = s->gsm->total_cold;
+        g->gsm_computed0 = s->gsm->total_computed;
+    }
     if (n_prompt == 0) return gsmrt_err_set(err, GSMRT_E_INVALID_ARGUMENT, "empty prompt");
     if (n_prompt >= s->n_ctx)
         return gsmrt_err_set(err, GSMRT_E_CONTEXT_FULL,
@@ -264,6 +322,11 @@ static gsmrt_status run(struct gen *g, const int32_t *prompt, size_t n_prompt, s
     if (w && !append(g, text, w) && st == GSMRT_OK) st = gsmrt_err_set(err, GSMRT_E_OUT_OF_HOST_MEMORY, "answer");
     gsmrt_sampler_destroy(smp);
     double t_end = now_ms();
+    if (s->gsm) {
+        g->r.gsm_steps = (uint32_t)(s->gsm->total_steps - g->gsm_steps0);
+        g->r.gsm_cold_pages = s->gsm->total_cold - g->gsm_cold0;
+        g->r.gsm_cold_computed = s->gsm->total_computed - g->gsm_computed0;
+    }
     g->r.first_token_ms = t_first ? t_first - t0 : 0;
     g->r.generate_ms = t_first ? t_end - t_first : 0;
     g->r.n_past = (uint32_t)s->past.n;

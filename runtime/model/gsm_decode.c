@@ -65,7 +65,10 @@ gsmrt_status gsmrt_gsm_decode_plan(struct gsmrt_gsm_decode *g, struct gsmrt_vk_d
                                    struct gsmrt_err *err)
 {
     uint32_t P = g->page_size, n_full = n_keys / P, n_pages = (n_keys + P - 1) / P;
-    if (n_keys < g->n_summarized * P) g->n_summarized = n_full;   /* the cache was cut back */
+    if (n_keys < g->n_summarized * P) {   /* the cache was cut back: a new sequence */
+        g->n_summarized = n_full;
+        g->n_eligible_steps = 0;
+    }
     /* pages filled since the last step get their summaries */
     g->n_summ = 0;
     uint32_t *list = g->host;
@@ -79,6 +82,7 @@ gsmrt_status gsmrt_gsm_decode_plan(struct gsmrt_gsm_decode *g, struct gsmrt_vk_d
     /* the gate, for a decode token past min_context with cold pages to gate */
     g->use = false;
     if (n_tok != 1 || n_keys < g->cfg.min_context) return GSMRT_OK;
+    if (g->n_eligible_steps++ < g->cfg.warmup_steps) return GSMRT_OK;   /* warm-up: still dense */
     uint32_t win_begin = n_pages > g->cfg.window_pages ? n_pages - g->cfg.window_pages : 0;
     uint32_t hot_begin = win_begin > g->cfg.hot_pages ? win_begin - g->cfg.hot_pages : 0;
     uint32_t *active = g->host, *cold = g->host + g->n_pages_max, *slots = g->host + 2 * g->n_pages_max;
@@ -141,5 +145,12 @@ gsmrt_status gsmrt_gsm_decode_finish(struct gsmrt_gsm_decode *g, struct gsmrt_vk
     g->n_summarized += g->n_summ;
     g->n_summ = 0;
     if (!g->use) return GSMRT_OK;
-    return gsmrt_vk_download(dev, &g->info, 0, g->last_info, (VkDeviceSize)g->n_heads * 16, err);
+    gsmrt_status st = gsmrt_vk_download(dev, &g->info, 0, g->last_info, (VkDeviceSize)g->n_heads * 16, err);
+    if (st != GSMRT_OK) return st;
+    g->total_steps++;
+    for (uint32_t h = 0; h < g->n_heads; h++) {
+        g->total_cold += g->n_cold;
+        g->total_computed += (uint64_t)g->last_info[4 * h];
+    }
+    return GSMRT_OK;
 }

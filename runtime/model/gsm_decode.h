@@ -15,6 +15,7 @@ struct gsmrt_gsm_decode_config {
     uint32_t window_pages;  /* always active at the end (the newest page included) */
     uint32_t hot_pages;     /* also active: the most recent pages before the window */
     uint32_t min_context;   /* below this many keys GSM stays off */
+    uint32_t warmup_steps;  /* decode steps that stay dense once GSM could start */
 };
 
 struct gsmrt_gsm_decode {
@@ -27,6 +28,8 @@ struct gsmrt_gsm_decode {
     uint32_t *host;                      /* [3 * n_pages_max] staging for the lists */
     uint32_t n_summ, n_active, n_cold, n_active_keys;   /* this step's plan */
     bool use;                            /* this step attends with the gate */
+    uint32_t n_eligible_steps;           /* decode steps past min_context so far (warm-up) */
+    uint64_t total_steps, total_cold, total_computed;   /* gated steps; cold pages offered / computed */
     float *last_info;                    /* [n_heads][4] of the last layer of the last step */
     const gsmrt_allocator *alloc;
 };

@@ -76,7 +76,7 @@ static void test_gsm_against_dense(void **state)
     int32_t prompt[PROMPT], tokens[STEPS];
     for (int i = 0; i < PROMPT; i++) prompt[i] = (int32_t)((i * 7919u + 11u) % hp.n_vocab);
     float *dense = run(g, m, NULL, prompt, tokens, false, NULL);
-    struct gsmrt_gsm_decode_config cfg = {0.0f, 1, 2, 2, 256};
+    struct gsmrt_gsm_decode_config cfg = {0.0f, 1, 2, 2, 256, 0};
     float *exact = run(g, m, &cfg, prompt, tokens, true, NULL);
     size_t n = (size_t)STEPS * hp.n_vocab;
     double e = ref_nmse(exact, dense, n);
