@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "gsmrt.h"
+#include "support/fail_alloc.h"
 
 #ifndef GSMRT_SOURCE_DIR
 #define GSMRT_SOURCE_DIR "."
@@ -25,36 +26,13 @@ static const char *model_path(void)
     return p && *p ? p : GSMRT_SOURCE_DIR "/models/gsm-tiny.gguf";
 }
 
-struct failing {
-    long n_calls;      /* allocations so far */
-    long fail_at;      /* this call fails (-1: none) */
-    long live;         /* blocks allocated and not freed */
-    long live_bytes;
-};
 
-static void *f_alloc(void *user, size_t size, size_t align)
-{
-    struct failing *f = user;
-    (void)align;
-    if (f->n_calls++ == f->fail_at) return NULL;
-    void *p = malloc(size);
-    if (p) f->live++, f->live_bytes += (long)size;
-    return p;
-}
-
-static void f_free(void *user, void *p, size_t size)
-{
-    struct failing *f = user;
-    f->live--, f->live_bytes -= (long)size;
-    free(p);
-}
-
-static gsmrt_context *make_context(struct failing *f)
+static gsmrt_context *make_context(struct fail_alloc *f)
 {
     gsmrt_context_params cp;
     gsmrt_context_params_init(&cp, sizeof cp);
     cp.pipeline_cache_path = "";
-    cp.allocator = (gsmrt_allocator){f, f_alloc, f_free};
+    cp.allocator = fail_alloc_allocator(f);
     char err[256];
     gsmrt_context *ctx = NULL;
     assert_int_equal(gsmrt_context_create(&cp, &ctx, err, sizeof err), GSMRT_OK);
@@ -64,17 +42,18 @@ static gsmrt_context *make_context(struct failing *f)
 static void test_model_load_sweep(void **state)
 {
     (void)state;
-    struct failing f = {0, -1, 0, 0};
+    struct fail_alloc f;
+    fail_alloc_init(&f, -1);
     gsmrt_context *ctx = make_context(&f);
-    long base_live = f.live, base_calls = f.n_calls;
+    long base_live = f.live, base_calls = f.calls;
     gsmrt_model *m;
     assert_int_equal(gsmrt_model_load(ctx, model_path(), NULL, &m), GSMRT_OK);
-    long count = f.n_calls - base_calls;
+    long count = f.calls - base_calls;
     assert_int_equal(gsmrt_model_destroy(m), GSMRT_OK);
     assert_int_equal(f.live, base_live);
     long failures = 0;
     for (long i = 0; i < count; i++) {
-        f.fail_at = f.n_calls + i;
+        f.fail_at = f.calls + i;
         gsmrt_status st = gsmrt_model_load(ctx, model_path(), NULL, &m);
         f.fail_at = -1;
         if (st == GSMRT_OK) fail_msg("load succeeded although allocation %ld of %ld failed", i, count);
@@ -97,7 +76,8 @@ static void test_model_load_sweep(void **state)
 static void test_chat_turn_sweep(void **state)
 {
     (void)state;
-    struct failing f = {0, -1, 0, 0};
+    struct fail_alloc f;
+    fail_alloc_init(&f, -1);
     gsmrt_context *ctx = make_context(&f);
     gsmrt_model *m;
     gsmrt_session *s;
@@ -113,15 +93,15 @@ static void test_chat_turn_sweep(void **state)
     /* the allocations of a turn once the session is warm (what the sweep repeats) */
     gsmrt_session_reset(s);
     assert_int_equal(gsmrt_session_add_message(s, GSMRT_ROLE_USER, "Hello there!"), GSMRT_OK);
-    long base_calls = f.n_calls;
+    long base_calls = f.calls;
     assert_int_equal(gsmrt_session_generate(s, &gp, NULL, NULL, &r), GSMRT_OK);
-    long count = f.n_calls - base_calls;
+    long count = f.calls - base_calls;
     long failures = 0;
     for (long i = 0; i < count; i++) {
         gsmrt_session_reset(s);
         assert_int_equal(gsmrt_session_add_message(s, GSMRT_ROLE_USER, "Hello there!"), GSMRT_OK);
         long live = f.live;
-        f.fail_at = f.n_calls + i;
+        f.fail_at = f.calls + i;
         gsmrt_status st = gsmrt_session_generate(s, &gp, NULL, NULL, &r);
         f.fail_at = -1;
         if (st == GSMRT_OK) fail_msg("turn allocation %ld of %ld failed but the turn succeeded", i, count);

@@ -10,6 +10,8 @@
 
 #include <cmocka.h>
 
+#include "support/fail_alloc.h"
+
 #include "base/mem.h"
 #include "text/chat.h"
 
@@ -152,32 +154,15 @@ static void test_unknown(void **state)
 
 /* Every allocation failing in turn: a clean GSMRT_E_OUT_OF_HOST_MEMORY and
  * nothing leaked (cmocka's test_malloc checks the frees). */
-struct counting {
-    int left;
-};
-
-static void *c_alloc(void *user, size_t size, size_t align)
-{
-    (void)align;
-    struct counting *c = user;
-    if (c->left-- == 0) return NULL;
-    return test_malloc(size);
-}
-
-static void c_free(void *user, void *p, size_t size)
-{
-    (void)user;
-    (void)size;
-    test_free(p);
-}
 
 static void test_oom_sweep(void **state)
 {
     (void)state;
     int ok_at = -1;
     for (int i = 0; i < 100 && ok_at < 0; i++) {
-        struct counting c = {i};
-        gsmrt_allocator a = {&c, c_alloc, c_free};
+        struct fail_alloc c;
+        fail_alloc_init(&c, i);
+        gsmrt_allocator a = fail_alloc_allocator(&c);
         char *text = NULL;
         gsmrt_status st = gsmrt_chat_render(&a, GSMRT_CHAT_FORMAT_LLAMA3, conv, 3, true, &text, NULL, NULL);
         if (st != GSMRT_OK) {

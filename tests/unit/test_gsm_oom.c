@@ -14,46 +14,28 @@
 
 #include <cmocka.h>
 
+#include "support/fail_alloc.h"
+
 #include "base/mem.h"
 #include "gsm.h"
 #include "kmeans.h"
 
-struct failing {
-    size_t n_calls, fail_at, live_bytes;   /* fail_at: 1-based call to fail, 0 = never */
-};
-
-static void *f_alloc(void *user, size_t size, size_t align)
-{
-    (void)align;
-    struct failing *f = user;
-    if (++f->n_calls == f->fail_at) return NULL;
-    void *p = malloc(size);
-    if (p) f->live_bytes += size;
-    return p;
-}
-
-static void f_free(void *user, void *ptr, size_t size)
-{
-    struct failing *f = user;
-    f->live_bytes -= size;
-    free(ptr);
-}
 
 typedef gsmrt_status (*scenario_fn)(const gsmrt_allocator *a, struct gsmrt_err *err);
 
 /* Runs fn clean to count allocations, then fails each one in turn. */
 static void sweep(const char *name, scenario_fn fn)
 {
-    struct failing f = {0, 0, 0};
-    gsmrt_allocator a = {&f, f_alloc, f_free};
+    struct fail_alloc f;
+    fail_alloc_init(&f, -1);
+    gsmrt_allocator a = fail_alloc_allocator(&f);
     struct gsmrt_err e;
     assert_int_equal(fn(&a, &e), GSMRT_OK);
     assert_int_equal(f.live_bytes, 0);
-    size_t n = f.n_calls;
+    size_t n = (size_t)f.calls;
     assert_true(n > 0);
     for (size_t i = 1; i <= n; i++) {
-        f.n_calls = 0;
-        f.fail_at = i;
+        fail_alloc_init(&f, (long)i - 1);
         gsmrt_err_clear(&e);
         gsmrt_status st = fn(&a, &e);
         if (st != GSMRT_E_OUT_OF_HOST_MEMORY) print_error("%s: allocation %zu of %zu: %s\n", name, i, n, e.msg);

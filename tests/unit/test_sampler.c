@@ -11,6 +11,8 @@
 
 #include <cmocka.h>
 
+#include "support/fail_alloc.h"
+
 #include "sample/sampler.h"
 
 static struct gsmrt_sampler *make(float temp, int32_t top_k, float top_p, float min_p, float rep, int32_t last_n,
@@ -206,24 +208,6 @@ static void test_frequencies(void **state)
 
 /* Every allocation failing in turn: a clean GSMRT_E_OUT_OF_HOST_MEMORY and
  * nothing leaked (cmocka's test_malloc checks the frees). */
-struct counting {
-    int left;
-};
-
-static void *c_alloc(void *user, size_t size, size_t align)
-{
-    (void)align;
-    struct counting *c = user;
-    if (c->left-- == 0) return NULL;
-    return test_malloc(size);
-}
-
-static void c_free(void *user, void *p, size_t size)
-{
-    (void)user;
-    (void)size;
-    test_free(p);
-}
 
 static void test_oom_sweep(void **state)
 {
@@ -232,8 +216,9 @@ static void test_oom_sweep(void **state)
     const float l[8] = {0, 1, 2, 3, 4, 5, 6, 7};
     int ok_at = -1;
     for (int i = 0; i < 100 && ok_at < 0; i++) {
-        struct counting c = {i};
-        gsmrt_allocator a = {&c, c_alloc, c_free};
+        struct fail_alloc c;
+        fail_alloc_init(&c, i);
+        gsmrt_allocator a = fail_alloc_allocator(&c);
         struct gsmrt_sampler *s = NULL;
         gsmrt_status st = gsmrt_sampler_create(&a, &p, 8, &s, NULL);
         if (st != GSMRT_OK) {

@@ -16,6 +16,8 @@
 
 #include <cmocka.h>
 
+#include "support/fail_alloc.h"
+
 #include "base/mem.h"
 #include "text/pretok.h"
 #include "text/tokenizer.h"
@@ -363,32 +365,15 @@ static void test_errors(void **state)
 
 /* Every allocation failing in turn: clean errors, no leaks (cmocka's
  * allocator checks the frees). */
-struct counting {
-    int left;
-};
-
-static void *c_alloc(void *user, size_t size, size_t align)
-{
-    (void)align;
-    struct counting *c = user;
-    if (c->left-- == 0) return NULL;
-    return test_malloc(size);
-}
-
-static void c_free(void *user, void *p, size_t size)
-{
-    (void)user;
-    (void)size;
-    test_free(p);
-}
 
 static void test_oom_sweep(void **state)
 {
     (void)state;
     int clean = -1;
     for (int i = 0; i < 10000 && clean < 0; i++) {
-        struct counting c = {i};
-        gsmrt_allocator a = {&c, c_alloc, c_free};
+        struct fail_alloc c;
+        fail_alloc_init(&c, i);
+        gsmrt_allocator a = fail_alloc_allocator(&c);
         struct gsmrt_vocab_desc d = {
             .n_tokens = N_TOK, .tokens = tok_ptr, .token_types = tok_type,
             .n_merges = N_MERGES, .merges = merges, .pre = "llama3",
