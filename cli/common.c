@@ -57,6 +57,7 @@ const char COMMON_OPTIONS_HELP[] =
     "      --repeat-penalty F   repetition penalty, 1 = off (default 1.0)\n"
     "      --repeat-last-n N    tokens the penalty looks back over (default 64)\n"
     "  -s, --seed S             random seed (default 223698669)\n"
+    "      --ignore-eos         keep generating past the end-of-turn token\n"
     "      --chat-format NAME   gsm-tiny, chatml, llama3, deepseek2, deepseek3 (default: from the model)\n"
     "      --device NAME        Vulkan device index or name (default: GSMRT_DEVICE or the best one)\n"
     "      --validate           enable the Khronos validation layer\n"
@@ -127,6 +128,8 @@ int opts_parse_common(struct opts *o, const char *cmd, int argc, char **argv, in
     } else if (strcmp(a, "--device") == 0) {
         NEED_VALUE();
         o->device = v;
+    } else if (strcmp(a, "--ignore-eos") == 0) {
+        o->gen.ignore_eos = true;
     } else if (strcmp(a, "--gsm") == 0) {
         o->gsm = true;
     } else if (strcmp(a, "--gsm-config") == 0) {

@@ -2,11 +2,9 @@
  * cancel a second one from another thread, print what the session holds.
  * Build against the installed library:
  *   cc embed.c $(pkg-config --cflags --libs gsmrt) -lpthread -o embed */
-#define _POSIX_C_SOURCE 200809L
 #include <gsmrt.h>
 #include <pthread.h>
 #include <stdio.h>
-#include <time.h>
 
 static bool print_piece(void *user, const gsmrt_token *tok)
 {
@@ -16,10 +14,29 @@ static bool print_piece(void *user, const gsmrt_token *tok)
     return true;
 }
 
-static void *cancel_soon(void *session)
+/* The second answer is cancelled by another thread once it has begun. */
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t cond = PTHREAD_COND_INITIALIZER;
+static int state;   /* 0 waiting, 1 answer started, 2 cancel sent */
+
+static bool print_and_signal(void *user, const gsmrt_token *tok)
 {
-    nanosleep(&(struct timespec){0, 200 * 1000 * 1000}, NULL);
-    gsmrt_session_cancel(session);   /* any thread, while the GPU works */
+    print_piece(user, tok);
+    pthread_mutex_lock(&lock);
+    if (state == 0) state = 1, pthread_cond_broadcast(&cond);
+    while (state != 2) pthread_cond_wait(&cond, &lock);
+    pthread_mutex_unlock(&lock);
+    return true;
+}
+
+static void *cancel_when_started(void *session)
+{
+    pthread_mutex_lock(&lock);
+    while (state != 1) pthread_cond_wait(&cond, &lock);
+    gsmrt_session_cancel(session);   /* any thread, any time */
+    state = 2;
+    pthread_cond_broadcast(&cond);
+    pthread_mutex_unlock(&lock);
     return NULL;
 }
 
@@ -44,8 +61,9 @@ int main(int argc, char **argv)
     pthread_t th;
     gp.max_tokens = 100000;   /* long enough to be cancelled */
     gsmrt_session_add_message(s, GSMRT_ROLE_USER, "Now tell me a very long story.");
-    pthread_create(&th, NULL, cancel_soon, s);
-    gsmrt_status st = gsmrt_session_generate(s, &gp, print_piece, NULL, &r);
+    gp.ignore_eos = true;
+    pthread_create(&th, NULL, cancel_when_started, s);
+    gsmrt_status st = gsmrt_session_generate(s, &gp, print_and_signal, NULL, &r);
     pthread_join(th, NULL);
     printf("\n[answer 2: %s, %u tokens kept, stop %s]\n", gsmrt_status_name(st), r.n_tokens,
            r.stop == GSMRT_STOP_CANCELLED ? "cancelled" : "other");

@@ -338,6 +338,7 @@ typedef struct gsmrt_generate_params {
     float repeat_penalty;    /* default 1.0 = off */
     uint32_t repeat_last_n;  /* default 64 */
     uint64_t seed;           /* default 0xD5A5EED */
+    bool ignore_eos;         /* default false: keep generating past the end-of-turn token */
 } gsmrt_generate_params;
 GSMRT_API void gsmrt_generate_params_init(gsmrt_generate_params *p, size_t size);
 

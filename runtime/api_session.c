@@ -35,7 +35,7 @@ void gsmrt_session_params_init(gsmrt_session_params *p, size_t size)
 
 void gsmrt_generate_params_init(gsmrt_generate_params *p, size_t size)
 {
-    gsmrt_generate_params d = {sizeof d, 256, 0.8f, 40, 0.95f, 0.05f, 1.0f, 64, 0xD5A5EEDull};
+    gsmrt_generate_params d = {sizeof d, 256, 0.8f, 40, 0.95f, 0.05f, 1.0f, 64, 0xD5A5EEDull, false};
     if (!p || size < sizeof(uint32_t)) return;
     memcpy(p, &d, size < sizeof d ? size : sizeof d);
     p->struct_size = (uint32_t)size;
@@ -282,7 +282,7 @@ static gsmrt_status run(struct gen *g, const int32_t *prompt, size_t n_prompt, s
         if (st != GSMRT_OK) break;
         gsmrt_sampler_accept(smp, tok);
         if (i == 0) t_first = now_ms();
-        if (gsmrt_tokenizer_is_eog(s->model->tok, tok)) {
+        if (!g->p->ignore_eos && gsmrt_tokenizer_is_eog(s->model->tok, tok)) {
             g->r.stop = GSMRT_STOP_EOS;
             break;
         }

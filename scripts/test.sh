@@ -7,6 +7,7 @@ set -eu
 cd "$(dirname "$0")/.."
 jobs=$(nproc 2>/dev/null || echo 2)
 scripts/install-deps.sh
+scripts/install-tools-deps.sh   # Debian's torch: the PyTorch reference checks the golden files
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo
 cmake --build build -j "$jobs"
 ctest --test-dir build --output-on-failure -j "$jobs"

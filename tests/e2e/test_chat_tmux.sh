@@ -31,13 +31,15 @@ start() {   # start [OPTIONS]: a fresh tmux server (own socket) running a fresh 
   n_start=$((n_start + 1))
   sock="gsmtest$$-$n_start"
   tmux -L "$sock" new-session -d -s chat -x 160 -y 50 \
-    "$gsm chat -m '$model' -n 4000 --temp 1.0 --top-k 0 --top-p 1 --min-p 0 $*; echo EXIT=\$?; sleep 60"
+    "$gsm chat -m '$model' --temp 1.0 --top-k 0 --top-p 1 --min-p 0 $*; echo EXIT=\$?; sleep 60"
 }
 
-start
+start -n 4000 --ignore-eos   # answers run until stopped
 check "chat starts and prompts" wait_for "/help for commands"
 keys "Hello!" Enter
-check "an answer streams and the prompt returns" wait_for "> " 60
+sleep 2
+keys C-c
+check "an answer streams, Ctrl-C stops it and the prompt returns" wait_for "(stopped)" 60
 keys "/stats" Enter
 check "/stats reports the answer" wait_for "last answer:"
 keys "/help" Enter
@@ -48,7 +50,9 @@ keys C-c
 check "Ctrl-C stops a running answer" wait_for "(stopped)" 30
 keys "And now?" Enter
 sleep 2
-check "the chat goes on after a stopped answer" sh -c "sleep 4; tmux -L '$sock' capture-pane -p -S -400 -t chat | grep -v '^ *\$' | tail -n 1 | grep -q '^>'"
+keys C-c
+check "the chat goes on after a stopped answer: the next one streams and stops too" \
+  sh -c "sleep 3; [ \$(tmux -L '$sock' capture-pane -p -S -400 -t chat | grep -c '(stopped)') -ge 3 ]"
 printf 'bad \377\376 bytes' > "$tmp/bad"
 tmux -L "$sock" load-buffer "$tmp/bad"
 tmux -L "$sock" paste-buffer -t chat
