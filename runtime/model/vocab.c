@@ -67,13 +67,17 @@ gsmrt_status gsmrt_vocab_load(const struct gsmrt_gguf *g, const gsmrt_allocator 
     char *pre_name = NULL, *tmpl_text = NULL;
     st = str_array(g, a, "tokenizer.ggml.tokens", &tokens, &token_lens, &d.n_tokens, err);
     if (st == GSMRT_OK) st = str_array(g, a, "tokenizer.ggml.merges", &merges, &merge_lens, &d.n_merges, err);
-    const void *types = NULL;
+    const void *raw_types = NULL;
+    int32_t *types = NULL;   /* an aligned copy: metadata in the file is unaligned */
     uint64_t n_types = 0;
     if (st == GSMRT_OK && gsmrt_gguf_find_kv(g, "tokenizer.ggml.token_type")) {
-        st = gsmrt_gguf_get_arr(g, "tokenizer.ggml.token_type", GSMRT_GGUF_TYPE_I32, &types, &n_types, err);
+        st = gsmrt_gguf_get_arr(g, "tokenizer.ggml.token_type", GSMRT_GGUF_TYPE_I32, &raw_types, &n_types, err);
         if (st == GSMRT_OK && n_types != d.n_tokens)
             st = gsmrt_err_set(err, GSMRT_E_FORMAT, "%s: tokenizer.ggml.token_type has %llu entries for %u tokens",
                                gsmrt_gguf_name(g), (unsigned long long)n_types, d.n_tokens);
+        if (st == GSMRT_OK && !(types = gsmrt_mem_alloc(a, n_types ? n_types * sizeof *types : 1)))
+            st = gsmrt_err_set(err, GSMRT_E_OUT_OF_HOST_MEMORY, "token types");
+        if (st == GSMRT_OK && n_types) memcpy(types, raw_types, n_types * sizeof *types);
     }
     if (st == GSMRT_OK) st = gsmrt_gguf_get_str_opt(g, "tokenizer.ggml.pre", "default", &pre, err);
     if (st == GSMRT_OK && !(pre_name = dup_str(a, pre))) st = gsmrt_err_set(err, GSMRT_E_OUT_OF_HOST_MEMORY, "pre");
@@ -104,7 +108,7 @@ gsmrt_status gsmrt_vocab_load(const struct gsmrt_gguf *g, const gsmrt_allocator 
     }
     gsmrt_mem_free(a, tokens), gsmrt_mem_free(a, token_lens);
     gsmrt_mem_free(a, merges), gsmrt_mem_free(a, merge_lens);
-    gsmrt_mem_free(a, pre_name), gsmrt_mem_free(a, tmpl_text);
+    gsmrt_mem_free(a, pre_name), gsmrt_mem_free(a, tmpl_text), gsmrt_mem_free(a, types);
     if (st != GSMRT_OK) {
         gsmrt_tokenizer_destroy(*tok);
         *tok = NULL;
