@@ -98,7 +98,7 @@ int main(int argc, char **argv)
     CHECK(gsmrt_dmodel_load(dev, g, &hp, NULL, NULL, &m, &err));
     uint32_t n_ctx = max_depth + gen + 1;
     struct gsmrt_kv_cache *kv;
-    CHECK(gsmrt_kv_cache_create(dev, &hp, n_ctx, 32, &kv, &err));
+    CHECK(gsmrt_kv_cache_create(dev, &hp, n_ctx, 32, 0, 0, &kv, &err));
     struct gsmrt_forward *f;
     CHECK(gsmrt_forward_create(m, batch, n_ctx, &f, &err));
     int32_t *toks = malloc((size_t)n_ctx * sizeof *toks);

@@ -11,6 +11,7 @@
 
 #include "cli.h"
 #include "common.h"
+#include "gsm_stats.h"
 
 static gsmrt_session *volatile g_session;   /* the session being generated, for the handler */
 static volatile sig_atomic_t g_generating, g_quit;
@@ -35,17 +36,15 @@ static void help(void)
            "Ctrl-C stops an answer; Ctrl-C at the prompt or Ctrl-D leaves.\n");
 }
 
-static void stats(gsmrt_context *ctx, const gsmrt_generate_result *r, bool have)
+static void stats(gsmrt_context *ctx, gsmrt_session *s, const gsmrt_generate_result *r, bool have)
 {
     if (have)
         printf("last answer: %u tokens, %.1f tokens/s; prompt %u tokens in %.1f ms; first token after %.1f ms; "
                "%u positions in the cache\n",
                r->n_tokens, r->generate_ms > 0 && r->n_tokens > 1 ? (r->n_tokens - 1) * 1e3 / r->generate_ms : 0.0,
                r->n_prompt_tokens, r->prompt_ms, r->first_token_ms, r->n_past);
-    if (have && r->gsm_steps)
-        printf("GSM: %u steps through the gate, %llu of %llu cold pages computed (%.1f%%)\n", r->gsm_steps,
-               (unsigned long long)r->gsm_cold_computed, (unsigned long long)r->gsm_cold_pages,
-               r->gsm_cold_pages ? 100.0 * r->gsm_cold_computed / r->gsm_cold_pages : 0.0);
+    gsmrt_gsm_stats st = {.struct_size = sizeof st};
+    if (gsmrt_session_gsm_stats(s, &st) == GSMRT_OK) gsm_stats_print_totals(stdout, &st);
     gsmrt_memory_usage u;
     u.struct_size = sizeof u;
     if (gsmrt_context_memory(ctx, &u) == GSMRT_OK)
@@ -160,7 +159,7 @@ int cmd_chat(int argc, char **argv)
             continue;
         }
         if (strcmp(line, "/stats") == 0) {
-            stats(ctx, &r, have_result);
+            stats(ctx, s, &r, have_result);
             continue;
         }
         if (line[0] == '/' && strchr(line, ' ') == NULL) {
@@ -182,7 +181,7 @@ int cmd_chat(int argc, char **argv)
             have_result = true;
             if (r.stop == GSMRT_STOP_CANCELLED) printf("(stopped)\n");
             else if (r.stop == GSMRT_STOP_CONTEXT_END) printf("(the context is full: /reset to start over)\n");
-            if (o.verbose) stats(ctx, &r, true);
+            if (o.verbose) stats(ctx, s, &r, true);
         } else if (st == GSMRT_E_CANCELLED) {
             printf("(stopped)\n");
         } else {

@@ -65,6 +65,11 @@ const char COMMON_OPTIONS_HELP[] =
     "      --gsm-config FILE    GSM configuration (JSON; see README \"GSM configuration\"); implies --gsm\n"
     "      --gate-threshold T   GSM gate threshold in [0, 1) (0 = exact); implies --gsm\n"
     "      --gsm-set KEY=VALUE  any GSM configuration key (repeatable); implies --gsm\n"
+    "      --profile [NAME=]FILE  load a GSM calibration (from gsm calibrate) as profile NAME\n"
+    "                           (default: the file name up to its first '.'); repeatable, at most 8;\n"
+    "                           requests use the first one unless --use-profile names another;\n"
+    "                           implies --gsm\n"
+    "      --use-profile NAME   the loaded profile requests use\n"
     "  -v, --verbose            load progress, timings and time to first token on stderr\n";
 
 int opts_parse_common(struct opts *o, const char *cmd, int argc, char **argv, int *i)
@@ -144,6 +149,30 @@ int opts_parse_common(struct opts *o, const char *cmd, int argc, char **argv, in
             fprintf(stderr, "gsm %s: too many GSM settings\n", cmd);
             return -1;
         }
+    } else if (strcmp(a, "--profile") == 0) {
+        NEED_VALUE();
+        if (o->n_profiles == sizeof o->profiles / sizeof o->profiles[0]) {
+            fprintf(stderr, "gsm %s: at most %zu --profile options\n", cmd, sizeof o->profiles / sizeof o->profiles[0]);
+            return -1;
+        }
+        /* NAME=FILE, or FILE named by its base name up to the first '.' */
+        const char *eq = strchr(v, '='), *base = strrchr(v, '/');
+        const char *name = eq ? v : base ? base + 1 : v, *path = eq ? eq + 1 : v;
+        size_t n = eq ? (size_t)(eq - v) : strcspn(name, ".");
+        if (n == 0 || n >= sizeof o->profiles[0].name || !*path) {
+            fprintf(stderr, "gsm %s: %s expects [NAME=]FILE with a name of 1 to 63 characters, got '%s'\n", cmd, a, v);
+            return -1;
+        }
+        memcpy(o->profiles[o->n_profiles].name, name, n);
+        o->profiles[o->n_profiles].name[n] = '\0';
+        o->profiles[o->n_profiles].path = path;
+        o->n_profiles++;
+        o->gsm = true;
+        o->gen.profile = o->use_profile ? o->use_profile : o->profiles[0].name;
+    } else if (strcmp(a, "--use-profile") == 0) {
+        NEED_VALUE();
+        o->use_profile = v;
+        o->gen.profile = v;
     } else if (strcmp(a, "--validate") == 0) {
         o->validation = 1;
     } else if (IS("-v", "--verbose")) {
@@ -234,6 +263,34 @@ bool load_model(const struct opts *o, const char *cmd, gsmrt_context **ctx, gsmr
         gsmrt_context_destroy(*ctx);
         *ctx = NULL;
         return false;
+    }
+    for (uint32_t i = 0; i < o->n_profiles; i++) {
+        st = gsmrt_model_load_profile(*model, o->profiles[i].name, o->profiles[i].path);
+        if (st != GSMRT_OK) {
+            fprintf(stderr, "gsm %s: --profile %s: %s (%s)\n", cmd, o->profiles[i].name, gsmrt_context_last_error(*ctx),
+                    gsmrt_status_name(st));
+            unload(*ctx, *model, NULL);
+            *ctx = NULL;
+            *model = NULL;
+            return false;
+        }
+    }
+    if (o->use_profile) {
+        bool found = false;
+        char names[600] = "";
+        for (uint32_t i = 0; i < o->n_profiles; i++) {
+            found = found || strcmp(o->profiles[i].name, o->use_profile) == 0;
+            size_t used = strlen(names);
+            snprintf(names + used, sizeof names - used, "%s%s", i ? ", " : "", o->profiles[i].name);
+        }
+        if (!found) {
+            fprintf(stderr, "gsm %s: --use-profile %s: no such profile (loaded: %s)\n", cmd, o->use_profile,
+                    o->n_profiles ? names : "none; load one with --profile NAME=FILE");
+            unload(*ctx, *model, NULL);
+            *ctx = NULL;
+            *model = NULL;
+            return false;
+        }
     }
     if (o->verbose) {
         gsmrt_model_info mi;

@@ -20,6 +20,12 @@ struct opts {
     bool gsm;                 /* --gsm */
     const char *gsm_config;   /* --gsm-config FILE */
     char gsm_settings[1024];  /* --gate-threshold, --gsm-set: "key=value;..." */
+    struct {                  /* --profile [NAME=]FILE, loaded after the model */
+        char name[64];
+        const char *path;
+    } profiles[8];
+    uint32_t n_profiles;
+    const char *use_profile;  /* --use-profile NAME (else the first --profile) */
 };
 
 /* Session params with the common options (context, batch, GSM). */

@@ -15,6 +15,8 @@ static void usage(FILE *f)
             "  chat        an interactive chat (the bundled model by default)\n"
             "  run         continue a prompt\n"
             "  perplexity  perplexity of a text file\n"
+            "  calibrate   calibrate GSM's head groups for a model (writes a calibration file)\n"
+            "  bench       speed, memory and quality: dense against GSM keep/swap (--matrix: the standard table)\n"
             "  devices     list the Vulkan devices and their capabilities\n"
             "\n"
             "Run `gsm <command> --help` for the options of a command.\n"
@@ -47,6 +49,8 @@ int main(int argc, char **argv)
     if (strcmp(cmd, "run") == 0) return cmd_run(argc - 1, argv + 1);
     if (strcmp(cmd, "chat") == 0) return cmd_chat(argc - 1, argv + 1);
     if (strcmp(cmd, "perplexity") == 0) return cmd_perplexity(argc - 1, argv + 1);
+    if (strcmp(cmd, "calibrate") == 0) return cmd_calibrate(argc - 1, argv + 1);
+    if (strcmp(cmd, "bench") == 0) return cmd_bench(argc - 1, argv + 1);
     fprintf(stderr, "gsm: unknown command '%s'\n\n", cmd);
     usage(stderr);
     return EXIT_USAGE;

@@ -41,6 +41,7 @@ static const struct key KEYS[] = {
     {"promote_mass", K_REAL, 0, 1, false, false, false, F(promote_mass)},
     {"demote_mass", K_REAL, 0, 1, false, false, false, F(demote_mass)},
     {"prefetch_factor", K_REAL, 0, 1, true, false, false, F(prefetch_factor)},
+    {"dense_fallback", K_U32, 0, 1000000, false, false, false, F(dense_fallback)},
 };
 #define N_KEYS (sizeof KEYS / sizeof KEYS[0])
 
@@ -63,6 +64,7 @@ void gsmrt_gsm_config_defaults(struct gsmrt_gsm_config *cfg)
     cfg->promote_mass = 0.02;
     cfg->demote_mass = 0.005;
     cfg->prefetch_factor = 0.5;
+    cfg->dense_fallback = 16;
 }
 
 const char *gsmrt_gsm_low_freq_name(enum gsmrt_gsm_low_freq p)

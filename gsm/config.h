@@ -47,6 +47,9 @@ struct gsmrt_gsm_config {
     double promote_mass;         /* a page whose average share reaches this is promoted, [0, 1], 0.02 */
     double demote_mass;          /* a hot page whose average share falls below this is demoted,
                                     [0, promote_mass], default 0.005 */
+    uint32_t dense_fallback;     /* a layer whose gate computed (nearly) every page runs dense attention
+                                    for this many decode steps, then tries the gate again; 0: never,
+                                    [0, 1e6], default 16 */
     double prefetch_factor;      /* prefetch cold pages whose mass bound is >= factor * threshold,
                                     (0, 1], default 0.5 */
 };

@@ -84,6 +84,11 @@ gsmrt_status gsmrt_gsm_tiers_plan(struct gsmrt_gsm_page_table *pt, uint32_t laye
     if (n_ranked > pol->hot_pages) n_ranked = pol->hot_pages;
     for (size_t r = 0; r < n_ranked; r++) want[ranked[r]] = W_RANKED;
 
+    /* prefetch candidates that are already HOT stay (no round trip per step) */
+    for (size_t i = 0; prefetch && i < n_prefetch; i++)
+        if (prefetch[i] < n && tier[prefetch[i]] == GSMRT_GSM_TIER_HOT && want[prefetch[i]] == W_NO)
+            want[prefetch[i]] = W_PREFETCH;
+
     /* 3. demotions the cold pool can take; the rest stay HOT, highest ema first */
     size_t n_demote = 0;
     for (uint32_t p = 0; p < n; p++) n_demote += tier[p] == GSMRT_GSM_TIER_HOT && want[p] == W_NO;
@@ -158,6 +163,40 @@ gsmrt_status gsmrt_gsm_tiers_plan(struct gsmrt_gsm_page_table *pt, uint32_t laye
     out->n_moves = m;
     if (st != GSMRT_OK) st = gsmrt_err_set(err, GSMRT_E_INTERNAL, "layer %u: page pools and table disagree", layer);
     return st;
+}
+
+gsmrt_status gsmrt_gsm_tiers_make_room(struct gsmrt_gsm_page_table *pt, uint32_t layer, uint32_t need,
+                                       const struct gsmrt_gsm_tier_policy *pol, struct gsmrt_gsm_slot_pool *hot,
+                                       struct gsmrt_gsm_slot_pool *cold, struct gsmrt_gsm_move *moves,
+                                       size_t *n_moves, struct gsmrt_err *err)
+{
+    *n_moves = 0;
+    const uint32_t n = pt->n_pages, base = layer * pt->n_pages_max;
+    uint8_t *tier = pt->tier + base;
+    uint32_t *slot = pt->slot + base, *cand = pt->scratch;
+    if (hot->n_free >= need) return GSMRT_OK;
+    /* candidates, lowest ema first: the reverse of the promotion ranking */
+    size_t n_cand = 0;
+    for (uint32_t p = 0; p < n; p++)
+        if (tier[p] == GSMRT_GSM_TIER_HOT && !gsmrt_gsm_page_pinned(p, pt->page_size, pt->n_pos, pol->sink_tokens, pol->window))
+            cand[n_cand++] = p;
+    gsmrt_gsm_sort_idx(cand, n_cand, ema_before, pt->ema + base);
+    size_t short_by = need - hot->n_free;
+    if (short_by > n_cand || short_by > cold->n_free)
+        return gsmrt_err_set(err, GSMRT_E_CONTEXT_FULL,
+                             "layer %u: %u hot slots needed, %u free and %zu pages could leave (%u cold slots free)",
+                             layer, need, hot->n_free, n_cand, cold->n_free);
+    for (size_t i = 0; i < short_by; i++) {
+        uint32_t p = cand[n_cand - 1 - i];
+        struct gsmrt_gsm_move mv = {layer, p, GSMRT_GSM_TIER_HOT, GSMRT_GSM_TIER_COLD, slot[p], 0};
+        if (gsmrt_gsm_slot_pool_take(cold, &mv.to_slot, err) != GSMRT_OK ||
+            gsmrt_gsm_slot_pool_give(hot, mv.from_slot, err) != GSMRT_OK)
+            return gsmrt_err_set(err, GSMRT_E_INTERNAL, "layer %u: page pools and table disagree", layer);
+        tier[p] = GSMRT_GSM_TIER_COLD;
+        slot[p] = mv.to_slot;
+        moves[(*n_moves)++] = mv;
+    }
+    return GSMRT_OK;
 }
 
 void gsmrt_gsm_group_pages(const struct gsmrt_gsm_page_table *pt, uint32_t layer, uint32_t sink_tokens,

@@ -14,7 +14,8 @@
  *    promote_mass for a cold page and for an earlier turn's page (a demotion
  *    candidate), demote_mass for a hot page of the current turn (hysteresis);
  *  - promotions that find no free hot slot are dropped, lowest rank first;
- *    prefetched pages take hot slots that are still free after that. */
+ *    prefetched pages take hot slots that are still free after that, and a
+ *    prefetch candidate that is already HOT stays HOT. */
 #ifndef GSMRT_GSM_TIERS_H
 #define GSMRT_GSM_TIERS_H
 
@@ -77,6 +78,16 @@ gsmrt_status gsmrt_gsm_tiers_plan(struct gsmrt_gsm_page_table *pt, uint32_t laye
                                   struct gsmrt_gsm_slot_pool *cold, const uint32_t *prefetch, size_t n_prefetch,
                                   struct gsmrt_gsm_move *moves, struct gsmrt_gsm_plan_result *out,
                                   struct gsmrt_err *err);
+
+/* Frees hot slots until `need` are free, demoting the HOT pages that are not
+ * pinned (at the current n_pos), lowest ema first (lower page on ties), into
+ * the cold pool; the copies go to moves[] (capacity pt->n_pages), their count
+ * to *n_moves. GSMRT_E_CONTEXT_FULL (and nothing changed) when even that
+ * cannot free enough (pinned pages fill the pool, or the cold pool is full). */
+gsmrt_status gsmrt_gsm_tiers_make_room(struct gsmrt_gsm_page_table *pt, uint32_t layer, uint32_t need,
+                                       const struct gsmrt_gsm_tier_policy *pol, struct gsmrt_gsm_slot_pool *hot,
+                                       struct gsmrt_gsm_slot_pool *cold, struct gsmrt_gsm_move *moves,
+                                       size_t *n_moves, struct gsmrt_err *err);
 
 /* A head group's pages for one step: active[] = pages pinned by the group's
  * sink/window plus its hot_pages HOT pages of highest ema (ascending page

@@ -239,6 +239,11 @@ typedef struct gsmrt_memory_usage {
     uint64_t staging_bytes;      /* upload / readback buffers */
     uint64_t device_local_bytes; /* everything held in device-local heaps */
     uint64_t host_visible_bytes; /* everything held in other heaps */
+    /* The device-local heaps' budget for this process: VK_EXT_memory_budget's
+     * figure when the device reports one (memory_budget_reported), else the
+     * heaps' size; lowered by GSMRT_FORCE_DEVICE_BUDGET. */
+    uint64_t device_local_budget;
+    bool memory_budget_reported;
 } gsmrt_memory_usage;
 GSMRT_API gsmrt_status gsmrt_context_memory(const gsmrt_context *ctx, gsmrt_memory_usage *usage);
 
@@ -288,6 +293,60 @@ GSMRT_API gsmrt_status gsmrt_model_tokenize(const gsmrt_model *model, const char
                                             bool add_special, bool parse_special, int32_t *tokens,
                                             size_t cap, size_t *n_tokens);
 
+/* ---- GSM calibration and profiles -------------------------------------------------
+ * A calibration (JSON, DESIGN.md "GSM") records, per layer, how the heads are
+ * grouped and each group's policy (sink tokens, window, hot-page budget, gate
+ * threshold), with the per-head statistics it was made from and the identity
+ * of the model it was made for: architecture, general.name, layer and head
+ * counts, embedding and vocabulary sizes. Loading it for another model is
+ * GSMRT_E_FORMAT. `gsm calibrate` makes one; the session's GSM configuration
+ * (calibration_path) or a named profile applies it. */
+
+typedef struct gsmrt_calibrate_params {
+    uint32_t struct_size;
+    const char *data_path;        /* UTF-8 text to run the model over (required); special-token
+                                     text (chat markup) is parsed as special tokens */
+    uint32_t n_groups;            /* head groups per layer; 0 (default): min(8, heads); at most heads */
+    uint32_t n_ctx;               /* tokens per window, each evaluated from an empty cache;
+                                     0 (default): min(1024, the model's training context); 16..that */
+    float threshold;              /* gate threshold given to every group, [0, 1); default 0.05 */
+    uint32_t max_tokens;          /* use at most this many tokens of the text; 0 (default): all */
+    gsmrt_progress_cb progress;   /* once per window, stage "calibration"; NULL (default): none */
+    void *progress_user;
+} gsmrt_calibrate_params;
+GSMRT_API void gsmrt_calibrate_params_init(gsmrt_calibrate_params *p, size_t size);
+
+/* Calibrates GSM for `model` and writes the calibration to out_path (JSON,
+ * replaced atomically). The text is tokenized (BOS in front of every window
+ * when the model has one) and cut into windows of n_ctx tokens; each window
+ * runs through the model with dense attention, and every attention row
+ * (every token, layer and head) adds its mass per distance band (0, 8, 16,
+ * 32, ... tokens back), its mass on the first 4 (sink) tokens and its entropy
+ * to the statistics of its head. Per layer the heads are then clustered by
+ * those statistics (k-means++, fixed seed: the same input gives the same
+ * file) into n_groups groups, and each group gets the window that covers 90 %
+ * of its mass and a hot-page budget for the rest. Runs on the calling thread;
+ * the model is only read (sessions may exist, but none may run at the same
+ * time: a context is used by one thread at a time).
+ * Returns GSMRT_OK; GSMRT_E_INVALID_ARGUMENT (NULL model, out_path or
+ * data_path, a value out of range, text with no tokens or invalid UTF-8: the
+ * message names the field and its range); GSMRT_E_IO (the text cannot be
+ * read, out_path cannot be written: the message names the file);
+ * GSMRT_E_OUT_OF_*_MEMORY; device errors. On failure out_path is left as it
+ * was and the message is in gsmrt_context_last_error. */
+GSMRT_API gsmrt_status gsmrt_model_calibrate(gsmrt_model *model, const gsmrt_calibrate_params *p,
+                                             const char *out_path);
+
+/* Loads a calibration file as a profile of the model, under `name` (1 to 63
+ * characters of A-Z a-z 0-9 _ . -), for requests to pick with
+ * gsmrt_generate_params.profile. The model owns it until it is destroyed.
+ * Returns GSMRT_OK; GSMRT_E_INVALID_ARGUMENT (NULL argument, a bad or
+ * already loaded name, more than 32 profiles); GSMRT_E_IO (cannot read the
+ * file); GSMRT_E_FORMAT (malformed file, or made for another model: the
+ * message names the file and the key, and both models). On failure the
+ * model's profiles are unchanged. */
+GSMRT_API gsmrt_status gsmrt_model_load_profile(gsmrt_model *model, const char *name, const char *calib_path);
+
 /* ---- session ------------------------------------------------------------------ */
 
 typedef struct gsmrt_session_params {
@@ -308,8 +367,11 @@ GSMRT_API void gsmrt_session_params_init(gsmrt_session_params *p, size_t size);
 /* Creates a session (its KV cache, activations). p may be NULL.
  * GSMRT_E_CONTEXT_FULL when n_ctx is larger than the device can bind;
  * GSMRT_E_FORMAT for a bad GSM config file, GSMRT_E_INVALID_ARGUMENT for a bad
- * GSM setting (both messages name the key and the allowed range); GSMRT_E_UNSUPPORTED for a GSM option this
- * version does not implement yet (low_freq_policy "swap", calibration);
+ * GSM setting (both messages name the key and the allowed range); GSMRT_E_IO /
+ * GSMRT_E_FORMAT when the config's calibration_path cannot be read, is malformed
+ * or was made for another model (the message names the file and the key);
+ * GSMRT_E_UNSUPPORTED for a calibration with more than 32 head groups in a
+ * layer or pages larger than 64 positions;
  * GSMRT_E_OUT_OF_*_MEMORY. */
 GSMRT_API gsmrt_status gsmrt_session_create(gsmrt_model *model, const gsmrt_session_params *p,
                                             gsmrt_session **out);
@@ -339,6 +401,11 @@ typedef struct gsmrt_generate_params {
     uint32_t repeat_last_n;  /* default 64 */
     uint64_t seed;           /* default 0xD5A5EED */
     bool ignore_eos;         /* default false: keep generating past the end-of-turn token */
+    const char *profile;     /* GSM calibration profile for this request, a name given to
+                                gsmrt_model_load_profile; NULL (default): the session's own
+                                calibration (gsm config calibration_path), or none */
+    bool dense;              /* default false: true runs this request with dense attention in a GSM
+                                session (same cache; for comparisons against dense) */
 } gsmrt_generate_params;
 GSMRT_API void gsmrt_generate_params_init(gsmrt_generate_params *p, size_t size);
 
@@ -396,6 +463,63 @@ GSMRT_API gsmrt_status gsmrt_session_generate(gsmrt_session *s, const gsmrt_gene
 GSMRT_API gsmrt_status gsmrt_session_complete(gsmrt_session *s, const char *prompt,
                                               const gsmrt_generate_params *params, gsmrt_token_cb on_token,
                                               void *user, gsmrt_generate_result *result);
+
+/* Teacher forcing, for measurements: appends tokens[0..n) to the session's
+ * cache after what it holds (gsmrt_session_reset first for a fresh start),
+ * step_tokens at a time (1: one decode step per token, so GSM's gate takes
+ * part, as in generation; 0: n_batch, a prompt's steps). With logits
+ * non-NULL, the logits after every token go to logits[n][n_vocab].
+ * GSMRT_E_CONTEXT_FULL when the tokens do not fit (nothing changed);
+ * GSMRT_E_INVALID_ARGUMENT for a token outside the vocabulary. On a device
+ * error the cache keeps the tokens fed before it. */
+GSMRT_API gsmrt_status gsmrt_session_feed(gsmrt_session *s, const int32_t *tokens, size_t n, uint32_t step_tokens,
+                                          float *logits);
+
+/* Continuous batching: raw completions of n sessions (distinct, of one
+ * model) generated together. Each prompt is evaluated in its own steps (as
+ * gsmrt_session_complete does: the result is that of an empty cache, but
+ * what the cache already holds of the prompt is reused); its sequence then
+ * joins the others, and every decode step runs all sequences still
+ * generating in one pass (weights once for all of them, attention per
+ * sequence over its own cache). Sequences join one per step and leave as
+ * they stop. on_token gets the sequence's index; results (may be NULL) has
+ * n entries. n is at most the smallest n_batch of the sessions.
+ * GSMRT_OK when every sequence ended by a stop reason; otherwise the first
+ * failure's status (a failed sequence's cache is rolled back, the others
+ * keep their answers). GSMRT_E_INVALID_ARGUMENT for n = 0, a NULL, a session
+ * listed twice or of another model. */
+typedef bool (*gsmrt_batch_token_cb)(void *user, size_t index, const gsmrt_token *tok);
+GSMRT_API gsmrt_status gsmrt_complete_batch(gsmrt_session *const *sessions, const char *const *prompts, size_t n,
+                                            const gsmrt_generate_params *params, gsmrt_batch_token_cb on_token,
+                                            void *user, gsmrt_generate_result *results);
+
+/* What GSM did in a session, totals since it was created (all zero for a
+ * dense session). "Pages" count (page, layer) pairs. */
+typedef struct gsmrt_gsm_stats {
+    uint32_t struct_size;
+    bool enabled;                  /* the session runs GSM */
+    bool swap;                     /* cold pages sit in another memory (low_freq_policy swap) */
+    uint64_t steps;                /* decode steps that went through the gate */
+    uint64_t pages_active;         /* sink/window pages attended exactly */
+    uint64_t pages_gated;          /* other pages offered to the gate (HOT kept + COLD) */
+    uint64_t pages_cold;           /* of those, COLD pages */
+    uint64_t pages_cold_computed;  /* COLD pages at least one head computed */
+    uint64_t head_gates, head_gates_fired;   /* (layer, head) gates; those that computed a gated page */
+    uint64_t bytes_read_hot;       /* KV bytes read from the device-local tier */
+    uint64_t bytes_read_cold;      /* ... from the cold tier (host-visible under swap) */
+    uint64_t bytes_read_dense;     /* what dense attention would have read in those steps */
+    uint64_t prefetch_hits;        /* prefetched pages then read from the hot tier */
+    uint64_t prefetch_misses;      /* cold pages read across the bus (swap) */
+    uint64_t pages_demoted, pages_promoted, pages_prefetched;
+    double skipped_bound_max;      /* largest bound on the attention share any head skipped */
+    double skipped_bound_mean;     /* mean of that bound over the head gates */
+    uint64_t kv_device_bytes;      /* KV pool bytes held in device-local memory */
+    uint64_t kv_host_bytes;        /* KV pool bytes held in host-visible memory (swap) */
+    uint64_t layer_steps;          /* steps x layers */
+    uint64_t layer_steps_dense;    /* of those, layers that ran dense because the gate saved nothing
+                                      (dense_fallback) */
+} gsmrt_gsm_stats;
+GSMRT_API gsmrt_status gsmrt_session_gsm_stats(const gsmrt_session *s, gsmrt_gsm_stats *out);
 
 /* Asks a running generate/complete to stop as soon as possible. Any thread,
  * any time; a no-op when nothing runs (the flag clears at the next call). */

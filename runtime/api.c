@@ -108,10 +108,16 @@ gsmrt_status gsmrt_context_memory(const gsmrt_context *ctx, gsmrt_memory_usage *
     full.scratch_bytes = vu.role_bytes[GSMRT_VK_ROLE_SCRATCH];
     full.staging_bytes = vu.role_bytes[GSMRT_VK_ROLE_STAGING] + vu.role_bytes[GSMRT_VK_ROLE_READBACK];
     for (uint32_t h = 0; h < vu.n_heaps; h++) {
-        if (ctx->dev->caps.memory.memoryHeaps[h].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT)
+        if (ctx->dev->caps.memory.memoryHeaps[h].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT) {
             full.device_local_bytes += vu.heap_bytes[h];
-        else full.host_visible_bytes += vu.heap_bytes[h];
+            full.device_local_budget += vu.heap_budget[h];
+        } else {
+            full.host_visible_bytes += vu.heap_bytes[h];
+        }
     }
+    if (ctx->dev->forced_budget && ctx->dev->forced_budget < full.device_local_budget)
+        full.device_local_budget = ctx->dev->forced_budget;
+    full.memory_budget_reported = ctx->dev->caps.ext_memory_budget;
     memcpy(u, &full, u->struct_size < sizeof full ? u->struct_size : sizeof full);
     return GSMRT_OK;
 }
@@ -142,6 +148,7 @@ gsmrt_status gsmrt_model_load(gsmrt_context *ctx, const char *path, const gsmrt_
     gsmrt_model *m = gsmrt_mem_calloc(ctx->a, 1, sizeof *m);
     if (!m) return gsmrt_api_fail(ctx, &err, gsmrt_err_set(&err, GSMRT_E_OUT_OF_HOST_MEMORY, "model"));
     m->ctx = ctx;
+    gsmrt_gsm_profiles_init(&m->profiles);
     if (p.progress) p.progress(p.progress_user, "reading the model file", 0.0f);
     gsmrt_status st = gsmrt_gguf_open(path, ctx->a, &m->gguf, &err);
     if (st == GSMRT_OK) st = gsmrt_hparams_load(m->gguf, &m->hp, &err);
@@ -176,6 +183,7 @@ gsmrt_status gsmrt_model_destroy(gsmrt_model *m)
         return GSMRT_E_INVALID_ARGUMENT;
     }
     gsmrt_context *ctx = m->ctx;
+    gsmrt_gsm_profiles_deinit(&m->profiles);
     gsmrt_dmodel_destroy(m->dm);
     gsmrt_tokenizer_destroy(m->tok);
     gsmrt_gguf_close(m->gguf);
@@ -212,7 +220,7 @@ gsmrt_status gsmrt_model_tokenize(const gsmrt_model *m, const char *text, size_t
     struct gsmrt_tokens v = {NULL, 0, 0};
     gsmrt_status st = gsmrt_tokenizer_encode(m->tok, text, len, add_special, parse_special, &v, &err);
     if (st != GSMRT_OK) return gsmrt_api_fail(m->ctx, &err, st);
-    memcpy(tokens, v.ids, (v.n < cap ? v.n : cap) * sizeof *tokens);
+    if (cap) memcpy(tokens, v.ids, (v.n < cap ? v.n : cap) * sizeof *tokens);   /* tokens may be NULL when cap is 0 */
     *n_tokens = v.n;
     gsmrt_tokens_free(m->ctx->a, &v);
     return GSMRT_OK;

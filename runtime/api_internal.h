@@ -9,6 +9,7 @@
 #include "model/gsm_decode.h"
 #include "model/model.h"
 #include "model/vocab.h"
+#include "profiles.h"
 #include "sample/sampler.h"
 
 struct gsmrt_context {
@@ -30,6 +31,7 @@ struct gsmrt_model {
     enum gsmrt_chat_format chat;
     char name[128];
     uint32_t n_sessions;                /* alive */
+    struct gsmrt_gsm_profiles profiles; /* GSM calibrations by name (gsmrt_model_load_profile), owned */
 };
 
 struct chat_msg {
@@ -42,6 +44,7 @@ struct gsmrt_session {
     struct gsmrt_kv_cache *kv;
     struct gsmrt_forward *fwd;
     struct gsmrt_gsm_decode *gsm;       /* NULL: dense attention */
+    struct gsmrt_gsm_calib *calib;      /* the session's calibration (calibration_path), or NULL; owned */
     uint32_t n_ctx, n_batch;
     struct gsmrt_tokens past;           /* tokens whose rows are in the cache, in order */
     float *logits;                      /* [n_vocab] after the last evaluated token */
@@ -49,6 +52,24 @@ struct gsmrt_session {
     uint32_t n_msgs, cap_msgs;
     atomic_bool cancel;
 };
+
+/* The model's identity as calibration files record it (api_calibrate.c):
+ * "deepseek2", general.name ("unnamed" if absent), layer and head counts,
+ * embedding and vocabulary sizes. */
+void gsmrt_api_model_id(const gsmrt_model *m, struct gsmrt_gsm_model_id *id);
+
+/* Loads a calibration file for m. Another model's file is GSMRT_E_FORMAT
+ * "PATH: key \"model\": calibration made for model ..., not for ...". */
+gsmrt_status gsmrt_api_load_calib(const gsmrt_model *m, const char *path, struct gsmrt_gsm_calib **out,
+                                  struct gsmrt_err *err);
+
+/* The calibration of profile `name` (loaded with gsmrt_model_load_profile;
+ * owned by the model, valid until it is destroyed). NULL or "" name: *out =
+ * NULL and GSMRT_OK (no profile asked for: the session's own calibration or
+ * none applies). An unknown name is GSMRT_E_INVALID_ARGUMENT listing the
+ * loaded names. */
+gsmrt_status gsmrt_api_pick_profile(gsmrt_model *m, const char *name, const struct gsmrt_gsm_calib **out,
+                                    struct gsmrt_err *err);
 
 /* Records the error text on the context and returns st. */
 gsmrt_status gsmrt_api_fail(gsmrt_context *ctx, const struct gsmrt_err *err, gsmrt_status st);

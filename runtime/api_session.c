@@ -12,16 +12,10 @@
 #include <string.h>
 #include <time.h>
 
+#include "api_gen.h"
 #include "api_internal.h"
 #include "gsm.h"
 #include "text/utf8.h"
-
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
 
 static gsmrt_context *ctx_of(const gsmrt_session *s) { return s->model->ctx; }
 static const gsmrt_allocator *alloc_of(const gsmrt_session *s) { return s->model->ctx->a; }
@@ -35,7 +29,7 @@ void gsmrt_session_params_init(gsmrt_session_params *p, size_t size)
 
 void gsmrt_generate_params_init(gsmrt_generate_params *p, size_t size)
 {
-    gsmrt_generate_params d = {sizeof d, 256, 0.8f, 40, 0.95f, 0.05f, 1.0f, 64, 0xD5A5EEDull, false};
+    gsmrt_generate_params d = {sizeof d, 256, 0.8f, 40, 0.95f, 0.05f, 1.0f, 64, 0xD5A5EEDull, false, NULL};
     if (!p || size < sizeof(uint32_t)) return;
     memcpy(p, &d, size < sizeof d ? size : sizeof d);
     p->struct_size = (uint32_t)size;
@@ -48,6 +42,7 @@ void gsmrt_session_destroy(gsmrt_session *s)
     gsmrt_forward_destroy(s->fwd);
     gsmrt_gsm_decode_destroy(ctx_of(s)->dev, s->gsm);
     gsmrt_kv_cache_destroy(ctx_of(s)->dev, s->kv);
+    gsmrt_gsm_calib_destroy(s->calib);
     gsmrt_tokens_free(a, &s->past);
     gsmrt_mem_free(a, s->logits);
     for (uint32_t i = 0; i < s->n_msgs; i++) gsmrt_mem_free(a, s->msgs[i].text);
@@ -80,14 +75,28 @@ static gsmrt_status gsm_config(gsmrt_context *ctx, const gsmrt_session_params *p
     if (st == GSMRT_OK) st = gsmrt_gsm_config_check(cfg, err);
     if (st != GSMRT_OK) return st;
     *on = cfg->enabled;
-    if (*on && gsmrt_gsm_config_low_freq(cfg, ctx->dev->caps.unified_memory) == GSMRT_GSM_LOW_FREQ_SWAP)
-        return gsmrt_err_set(err, GSMRT_E_UNSUPPORTED,
-                             "GSM low_freq_policy \"swap\" is not implemented yet (cold pages stay in device "
-                             "memory: use \"keep\")");
-    if (*on && cfg->calibration_path[0])
-        return gsmrt_err_set(err, GSMRT_E_UNSUPPORTED, "GSM calibration files are not used by the decoder yet (%s)",
-                             cfg->calibration_path);
     return GSMRT_OK;
+}
+
+/* The KV cache, and with GSM its tier state: under swap (asked for, or
+ * "auto" on a device with separate memories) a small device-local pool and a
+ * host-visible one; under keep one dense-sized pool. */
+static gsmrt_status gsm_cache(gsmrt_session *s, const struct gsmrt_gsm_config *cfg, struct gsmrt_err *err)
+{
+    gsmrt_context *ctx = ctx_of(s);
+    const struct gsmrt_hparams *hp = &s->model->hp;
+    if (!cfg) return gsmrt_kv_cache_create(ctx->dev, hp, s->n_ctx, 32, 0, 0, &s->kv, err);
+    bool uma = ctx->dev->caps.unified_memory;
+    bool swap = gsmrt_gsm_config_low_freq(cfg, uma) == GSMRT_GSM_LOW_FREQ_SWAP;
+    const char *note = gsmrt_gsm_config_low_freq_note(cfg, uma);
+    if (note) gsmrt_log(&ctx->log, GSMRT_LOG_INFO, "GSM: %s", note);
+    const struct gsmrt_gsm_calib *calib = s->calib;
+    uint32_t n_hot, n_cold;
+    gsmrt_gsm_decode_kv_slots(cfg, calib, swap, s->n_ctx, s->n_batch, &n_hot, &n_cold);
+    gsmrt_status st = gsmrt_kv_cache_create(ctx->dev, hp, s->n_ctx, cfg->page_size, n_hot, n_cold, &s->kv, err);
+    if (st == GSMRT_OK)
+        st = gsmrt_gsm_decode_create(ctx->dev, hp, s->kv, cfg, swap && n_cold > 0, calib, &s->gsm, err);
+    return st;
 }
 
 gsmrt_status gsmrt_session_create(gsmrt_model *model, const gsmrt_session_params *params, gsmrt_session **out)
@@ -112,21 +121,12 @@ gsmrt_status gsmrt_session_create(gsmrt_model *model, const gsmrt_session_params
     struct gsmrt_gsm_config gcfg;
     bool gsm_on = false;
     gsmrt_status st = gsm_config(ctx, &p, &gcfg, &gsm_on, &err);
-    uint32_t page_size = gsm_on ? gcfg.page_size : 32;
-    if (st == GSMRT_OK) st = gsmrt_kv_cache_create(ctx->dev, &model->hp, n_ctx, page_size, &s->kv, &err);
+    /* the calibration (head groups) the config names, checked against the model */
+    if (st == GSMRT_OK && gsm_on && gcfg.calibration_path[0])
+        st = gsmrt_api_load_calib(model, gcfg.calibration_path, &s->calib, &err);
+    if (st == GSMRT_OK) st = gsm_cache(s, gsm_on ? &gcfg : NULL, &err);
     if (st == GSMRT_OK) st = gsmrt_forward_create(model->dm, n_batch, n_ctx, &s->fwd, &err);
-    if (st == GSMRT_OK && gsm_on) {
-        struct gsmrt_gsm_decode_config dc = {
-            (float)gcfg.gate_threshold,
-            (gcfg.sink_tokens + page_size - 1) / page_size,
-            gcfg.window > page_size ? (gcfg.window + page_size - 1) / page_size : 1,
-            gcfg.hot_pages,
-            gcfg.min_context,
-            gcfg.warmup_steps,
-        };
-        st = gsmrt_gsm_decode_create(ctx->dev, &model->hp, s->kv, &dc, &s->gsm, &err);
-        if (st == GSMRT_OK) s->fwd->gsm = s->gsm;
-    }
+    if (st == GSMRT_OK) s->fwd->gsm = s->gsm;
     if (st == GSMRT_OK && !(s->logits = gsmrt_mem_calloc(ctx->a, (size_t)n_batch * model->hp.n_vocab, 4)))
         st = gsmrt_err_set(&err, GSMRT_E_OUT_OF_HOST_MEMORY, "logits");
     if (st != GSMRT_OK) {
@@ -174,201 +174,17 @@ void gsmrt_session_cancel(gsmrt_session *s)
     if (s) atomic_store(&s->cancel, true);
 }
 
-/* Evaluates toks[0..n) after past, in steps of n_batch, leaving the logits
- * of the last token in s->logits. Cancellation is checked between steps. */
-static gsmrt_status eval(gsmrt_session *s, const int32_t *toks, size_t n, struct gsmrt_err *err)
-{
-    const gsmrt_allocator *a = alloc_of(s);
-    for (size_t done = 0; done < n;) {
-        if (atomic_load(&s->cancel)) return gsmrt_err_set(err, GSMRT_E_CANCELLED, "cancelled");
-        uint32_t step = n - done < s->n_batch ? (uint32_t)(n - done) : s->n_batch;
-        uint32_t pos0 = (uint32_t)s->past.n;
-        gsmrt_status st = gsmrt_forward_run(s->fwd, s->kv, toks + done, step, pos0, 1, s->logits, err);
-        if (st != GSMRT_OK) return st;
-        /* past grows only once the rows are in the cache */
-        if (s->past.n + step > s->past.cap) {
-            size_t cap = s->past.cap ? s->past.cap : 256;
-            while (cap < s->past.n + step) cap *= 2;
-            int32_t *ids = gsmrt_mem_alloc(a, cap * sizeof *ids);
-            if (!ids) return gsmrt_err_set(err, GSMRT_E_OUT_OF_HOST_MEMORY, "token history");
-            if (s->past.n) memcpy(ids, s->past.ids, s->past.n * sizeof *ids);
-            gsmrt_mem_free(a, s->past.ids);
-            s->past.ids = ids;
-            s->past.cap = cap;
-        }
-        memcpy(s->past.ids + s->past.n, toks + done, step * sizeof *toks);
-        s->past.n += step;
-        done += step;
-    }
-    return GSMRT_OK;
-}
-
-struct gen {
-    gsmrt_session *s;
-    const gsmrt_generate_params *p;
-    gsmrt_token_cb cb;
-    void *user;
-    gsmrt_generate_result r;
-    char *answer;   /* generated text (for the history) */
-    uint64_t gsm_steps0, gsm_cold0, gsm_computed0;   /* GSM totals before the call */
-    size_t answer_len, answer_cap;
-};
-
-static bool append(struct gen *g, const char *text, size_t n)
-{
-    const gsmrt_allocator *a = alloc_of(g->s);
-    if (g->answer_len + n + 1 > g->answer_cap) {
-        size_t cap = g->answer_cap ? 2 * g->answer_cap : 256;
-        while (cap < g->answer_len + n + 1) cap *= 2;
-        char *d = gsmrt_mem_alloc(a, cap);
-        if (!d) return false;
-        if (g->answer_len) memcpy(d, g->answer, g->answer_len);
-        gsmrt_mem_free(a, g->answer);
-        g->answer = d;
-        g->answer_cap = cap;
-    }
-    memcpy(g->answer + g->answer_len, text, n);
-    g->answer_len += n;
-    g->answer[g->answer_len] = '\0';
-    return true;
-}
-
-/* Brings the cache to `prompt` (re-using the longest common prefix), then
- * samples until a stop. On failure before the first token, past is a prefix
- * of what it was and nothing else changed. */
-static gsmrt_status run(struct gen *g, const int32_t *prompt, size_t n_prompt, struct gsmrt_err *err)
-{
-    gsmrt_session *s = g->s;
-    double t0 = now_ms();
-    if (s->gsm) {
-        g->gsm_steps0 = s->gsm->total_steps;
-        g->gsm_cold0 = s->gsm->total_cold;
-        g->gsm_computed0 = s->gsm->total_computed;
-    }
-    if (n_prompt == 0) return gsmrt_err_set(err, GSMRT_E_INVALID_ARGUMENT, "empty prompt");
-    if (n_prompt >= s->n_ctx)
-        return gsmrt_err_set(err, GSMRT_E_CONTEXT_FULL,
-                             "the prompt has %zu tokens; the context holds %u (leave room for the answer)",
-                             n_prompt, s->n_ctx);
-    size_t k = 0;
-    while (k < s->past.n && k < n_prompt && s->past.ids[k] == prompt[k]) k++;
-    if (k == n_prompt) k--;   /* the last prompt token is evaluated again for its logits */
-    s->past.n = k;
-    gsmrt_status st = eval(s, prompt + k, n_prompt - k, err);
-    if (st != GSMRT_OK) {
-        if (s->past.n > k) s->past.n = k;
-        return st;
-    }
-    g->r.n_prompt_tokens = (uint32_t)(n_prompt - k);
-    g->r.prompt_ms = now_ms() - t0;
-
-    struct gsmrt_sampler_params sp = {g->p->temperature, g->p->top_k, g->p->top_p, g->p->min_p,
-                                      g->p->repeat_penalty, (int32_t)g->p->repeat_last_n, g->p->seed};
-    struct gsmrt_sampler *smp = NULL;
-    st = gsmrt_sampler_create(alloc_of(s), &sp, s->model->hp.n_vocab, &smp, err);
-    if (st != GSMRT_OK) return st;
-    struct gsmrt_utf8_stream u8;
-    gsmrt_utf8_stream_init(&u8);
-    char text[64];
-    double t_first = 0;
-    g->r.stop = GSMRT_STOP_MAX_TOKENS;
-    for (uint32_t i = 0; i < g->p->max_tokens; i++) {
-        if (atomic_load(&s->cancel)) {
-            g->r.stop = GSMRT_STOP_CANCELLED;
-            break;
-        }
-        int32_t tok;
-        st = gsmrt_sampler_sample(smp, s->logits, &tok, err);
-        if (st != GSMRT_OK) break;
-        gsmrt_sampler_accept(smp, tok);
-        if (i == 0) t_first = now_ms();
-        if (!g->p->ignore_eos && gsmrt_tokenizer_is_eog(s->model->tok, tok)) {
-            g->r.stop = GSMRT_STOP_EOS;
-            break;
-        }
-        const char *piece;
-        size_t piece_len;
-        st = gsmrt_tokenizer_piece(s->model->tok, tok, false, &piece, &piece_len, err);
-        if (st != GSMRT_OK) break;
-        g->r.n_tokens++;
-        /* whole characters only; a piece longer than the buffer is fed in parts */
-        size_t n_text = 0;
-        for (size_t off = 0; off < piece_len;) {
-            size_t part = piece_len - off < 16 ? piece_len - off : 16;
-            size_t w = gsmrt_utf8_stream_push(&u8, piece + off, part, text);
-            if (!append(g, text, w)) st = gsmrt_err_set(err, GSMRT_E_OUT_OF_HOST_MEMORY, "answer");
-            n_text += w;
-            off += part;
-        }
-        if (st != GSMRT_OK) break;
-        gsmrt_token t = {tok, g->answer + g->answer_len - n_text, n_text, i};
-        if (g->cb && !g->cb(g->user, &t)) {
-            g->r.stop = GSMRT_STOP_CALLBACK;
-            break;
-        }
-        if (s->past.n + 1 >= s->n_ctx) {
-            g->r.stop = GSMRT_STOP_CONTEXT_END;
-            break;
-        }
-        st = eval(s, &tok, 1, err);
-        if (st == GSMRT_E_CANCELLED) {
-            g->r.stop = GSMRT_STOP_CANCELLED;
-            st = GSMRT_OK;
-            break;
-        }
-        if (st != GSMRT_OK) break;
-    }
-    size_t w = gsmrt_utf8_stream_flush(&u8, text);
-    if (w && !append(g, text, w) && st == GSMRT_OK) st = gsmrt_err_set(err, GSMRT_E_OUT_OF_HOST_MEMORY, "answer");
-    gsmrt_sampler_destroy(smp);
-    double t_end = now_ms();
-    if (s->gsm) {
-        g->r.gsm_steps = (uint32_t)(s->gsm->total_steps - g->gsm_steps0);
-        g->r.gsm_cold_pages = s->gsm->total_cold - g->gsm_cold0;
-        g->r.gsm_cold_computed = s->gsm->total_computed - g->gsm_computed0;
-    }
-    g->r.first_token_ms = t_first ? t_first - t0 : 0;
-    g->r.generate_ms = t_first ? t_end - t_first : 0;
-    g->r.n_past = (uint32_t)s->past.n;
-    return st;
-}
-
-static gsmrt_status finish(struct gen *g, gsmrt_status st, struct gsmrt_err *err, gsmrt_generate_result *result)
-{
-    gsmrt_session *s = g->s;
-    gsmrt_mem_free(alloc_of(s), g->answer);
-    atomic_store(&s->cancel, false);
-    if (result && result->struct_size >= sizeof(uint32_t)) {
-        g->r.struct_size = result->struct_size;
-        memcpy(result, &g->r, result->struct_size < sizeof g->r ? result->struct_size : sizeof g->r);
-    }
-    return st == GSMRT_OK ? GSMRT_OK : gsmrt_api_fail(ctx_of(s), err, st);
-}
-
-static void init_gen(struct gen *g, gsmrt_session *s, const gsmrt_generate_params *params,
-                     gsmrt_generate_params *storage, gsmrt_token_cb cb, void *user)
-{
-    memset(g, 0, sizeof *g);
-    gsmrt_generate_params_init(storage, sizeof *storage);
-    if (params && params->struct_size >= sizeof(uint32_t))
-        memcpy(storage, params, params->struct_size < sizeof *storage ? params->struct_size : sizeof *storage);
-    g->s = s;
-    g->p = storage;
-    g->cb = cb;
-    g->user = user;
-}
-
 gsmrt_status gsmrt_session_generate(gsmrt_session *s, const gsmrt_generate_params *params, gsmrt_token_cb on_token,
                                     void *user, gsmrt_generate_result *result)
 {
     if (!s) return GSMRT_E_INVALID_ARGUMENT;
     struct gsmrt_err err = {GSMRT_OK, ""};
     gsmrt_generate_params p;
-    struct gen g;
-    init_gen(&g, s, params, &p, on_token, user);
+    struct gsmrt_gen g;
+    gsmrt_gen_init(&g, s, params, &p, on_token, user);
     const gsmrt_allocator *a = alloc_of(s);
     struct gsmrt_chat_msg *msgs = gsmrt_mem_calloc(a, s->n_msgs ? s->n_msgs : 1, sizeof *msgs);
-    if (!msgs) return finish(&g, gsmrt_err_set(&err, GSMRT_E_OUT_OF_HOST_MEMORY, "chat"), &err, result);
+    if (!msgs) return gsmrt_gen_finish(&g, gsmrt_err_set(&err, GSMRT_E_OUT_OF_HOST_MEMORY, "chat"), &err, result);
     for (uint32_t i = 0; i < s->n_msgs; i++)
         msgs[i] = (struct gsmrt_chat_msg){(enum gsmrt_chat_role)s->msgs[i].role, s->msgs[i].text};
     char *text = NULL;
@@ -376,13 +192,13 @@ gsmrt_status gsmrt_session_generate(gsmrt_session *s, const gsmrt_generate_param
     struct gsmrt_tokens prompt = {NULL, 0, 0};
     gsmrt_status st = gsmrt_chat_render(a, s->model->chat, msgs, s->n_msgs, true, &text, &len, &err);
     if (st == GSMRT_OK) st = gsmrt_tokenizer_encode(s->model->tok, text, len, true, true, &prompt, &err);
-    if (st == GSMRT_OK) st = run(&g, prompt.ids, prompt.n, &err);
+    if (st == GSMRT_OK) st = gsmrt_gen_run(&g, prompt.ids, prompt.n, &err);
     /* The answer joins the history when generation started. */
     if (st == GSMRT_OK) st = gsmrt_session_add_message(s, GSMRT_ROLE_ASSISTANT, g.answer ? g.answer : "");
     gsmrt_mem_free(a, text);
     gsmrt_mem_free(a, msgs);
     gsmrt_tokens_free(a, &prompt);
-    return finish(&g, st, &err, result);
+    return gsmrt_gen_finish(&g, st, &err, result);
 }
 
 gsmrt_status gsmrt_session_complete(gsmrt_session *s, const char *prompt_text, const gsmrt_generate_params *params,
@@ -391,14 +207,14 @@ gsmrt_status gsmrt_session_complete(gsmrt_session *s, const char *prompt_text, c
     if (!s || !prompt_text) return GSMRT_E_INVALID_ARGUMENT;
     struct gsmrt_err err = {GSMRT_OK, ""};
     gsmrt_generate_params p;
-    struct gen g;
-    init_gen(&g, s, params, &p, on_token, user);
+    struct gsmrt_gen g;
+    gsmrt_gen_init(&g, s, params, &p, on_token, user);
     struct gsmrt_tokens prompt = {NULL, 0, 0};
     gsmrt_status st =
         gsmrt_tokenizer_encode(s->model->tok, prompt_text, strlen(prompt_text), true, false, &prompt, &err);
-    if (st == GSMRT_OK) st = run(&g, prompt.ids, prompt.n, &err);
+    if (st == GSMRT_OK) st = gsmrt_gen_run(&g, prompt.ids, prompt.n, &err);
     gsmrt_tokens_free(alloc_of(s), &prompt);
-    return finish(&g, st, &err, result);
+    return gsmrt_gen_finish(&g, st, &err, result);
 }
 
 gsmrt_status gsmrt_session_perplexity(gsmrt_session *s, const char *text, size_t len, uint32_t n_ctx,

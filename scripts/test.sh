@@ -10,7 +10,8 @@ scripts/install-deps.sh
 scripts/install-tools-deps.sh   # Debian's torch: the PyTorch reference checks the golden files
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo
 cmake --build build -j "$jobs"
-ctest --test-dir build --output-on-failure -j "$jobs"
+# the soak (label soak, ~10 minutes) runs on demand: ctest --test-dir build -L soak
+ctest --test-dir build --output-on-failure -j "$jobs" -LE soak
 scripts/run-sanitizers.sh
 # The GGUF parser under libFuzzer for two minutes, from the committed corpus.
 scripts/run-fuzz.sh 120

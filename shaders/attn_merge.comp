@@ -4,7 +4,8 @@
 // Splits with l_s = 0 (no keys) contribute nothing.
 //   binding 0  P  readonly   float [n_rows][n_splits][2 + width]   (m, l, acc) per split
 //   binding 1  Y  writeonly  float [n_rows][y_stride]   (width values at row * y_stride)
-//   push       n_rows, n_splits, width, y_stride
+//   push       n_rows, n_splits, width, y_stride, p_row0, y_row0 (rows of P and Y start there:
+//              one sequence inside a batch)
 //   spec       0: WG_SIZE
 //   dispatch   one workgroup per row (a (token, head) pair), split over (x, y)
 //   reference  tests/ref/ref.c ref_attn_mla() (merged result)
@@ -18,13 +19,13 @@ layout(local_size_x_id = 0) in;
 
 layout(set = 0, binding = 0, std430) readonly buffer P { float p[]; };
 layout(set = 0, binding = 1, std430) writeonly buffer Y { float y[]; };
-layout(push_constant) uniform Push { uint n_rows; uint n_splits; uint width; uint y_stride; } pc;
+layout(push_constant) uniform Push { uint n_rows; uint n_splits; uint width; uint y_stride; uint p_row0; uint y_row0; } pc;
 
 void main()
 {
     uint row = flat_group();
     if (row >= pc.n_rows) return;
-    uint stride = 2 + pc.width, base = row * pc.n_splits * stride;
+    uint stride = 2 + pc.width, base = (pc.p_row0 + row) * pc.n_splits * stride;
     float big_m = -3.0e38;
     for (uint s = 0; s < pc.n_splits; s++)
         if (p[base + s * stride + 1] > 0.0) big_m = max(big_m, p[base + s * stride]);
@@ -40,6 +41,6 @@ void main()
             float l = p[base + s * stride + 1];
             if (l > 0.0) acc += p[base + s * stride + 2 + j] * exp(p[base + s * stride] - big_m);
         }
-        y[row * pc.y_stride + j] = acc * inv;
+        y[(pc.y_row0 + row) * pc.y_stride + j] = acc * inv;
     }
 }

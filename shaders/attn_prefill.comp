@@ -8,15 +8,18 @@
 //   binding 0  QA     readonly   float [n_tok][n_heads][KV_LORA]
 //   binding 1  QR     readonly   float [n_tok][q_stride]   roped q_pe at h*q_head + q_off
 //   binding 2  KV     readonly   float [n_slots * PAGE_SIZE][KV_LORA + ROPE_DIM]
-//   binding 3  PAGES  readonly   uint [n_pages]
+//   binding 3  PAGES  readonly   uint [n_pages]   entries (include/kv_tier.glsl)
 //   binding 4  POS    readonly   int [n_tok]   (keys 0..pos[t] attend)
 //   binding 5  OUT    writeonly  float [n_tok][n_heads][n_splits][2 + KV_LORA]
-//   push       n_heads, q_stride, q_head, q_off, n_tok, n_splits, scale
+//   binding 6  KVC    readonly   the cold pool, same layout as KV
+//   push       n_heads, q_stride, q_head, q_off, n_tok, n_splits, scale, tok0 (first token of the
+//              sequence in every token-indexed buffer: one sequence inside a batch)
 //   spec       0: WG_SIZE, 1: SPLIT_LEN (multiple of PAGE_SIZE), 2: KV_LORA, 3: ROPE_DIM,
 //              4: PAGE_SIZE (power of two), 5: QB queries per workgroup (<= WG_SIZE)
 //   dispatch   (n_splits, n_heads, ceil(n_tok / QB))
 //   reference  tests/ref/ref.c ref_attn_mla()
 #version 450
+#extension GL_GOOGLE_include_directive : require
 
 layout(constant_id = 0) const uint WG_SIZE = 64;
 layout(constant_id = 1) const uint SPLIT_LEN = 256;
@@ -26,14 +29,17 @@ layout(constant_id = 4) const uint PAGE_SIZE = 32;
 layout(constant_id = 5) const uint QB = 8;
 layout(local_size_x_id = 0) in;
 
+#include "kv_tier.glsl"
+
 layout(set = 0, binding = 0, std430) readonly buffer QA { float qa[]; };
 layout(set = 0, binding = 1, std430) readonly buffer QR { float qr[]; };
 layout(set = 0, binding = 2, std430) readonly buffer KV { float kv[]; };
 layout(set = 0, binding = 3, std430) readonly buffer Pages { uint pages[]; };
 layout(set = 0, binding = 4, std430) readonly buffer Pos { int pos[]; };
 layout(set = 0, binding = 5, std430) writeonly buffer Out { float o[]; };
+layout(set = 0, binding = 6, std430) readonly buffer KVC { float kvc[]; };
 layout(push_constant) uniform Push {
-    uint n_heads; uint q_stride; uint q_head; uint q_off; uint n_tok; uint n_splits; float scale;
+    uint n_heads; uint q_stride; uint q_head; uint q_off; uint n_tok; uint n_splits; float scale; uint tok0;
 } pc;
 
 const uint ROW = KV_LORA + ROPE_DIM;
@@ -43,8 +49,8 @@ shared uint sh_len[QB];
 
 void main()
 {
-    uint s = gl_WorkGroupID.x, h = gl_WorkGroupID.y, t0 = gl_WorkGroupID.z * QB, lid = gl_LocalInvocationID.x;
-    uint nq = min(QB, pc.n_tok - t0);
+    uint s = gl_WorkGroupID.x, h = gl_WorkGroupID.y, b0 = gl_WorkGroupID.z * QB, lid = gl_LocalInvocationID.x;
+    uint nq = min(QB, pc.n_tok - b0), t0 = pc.tok0 + b0;
     uint begin = s * SPLIT_LEN;
     // rows of absent queries (a short last block) are zero, so the score
     // loop below can run over all QB with constant bounds (kept in registers)
@@ -66,11 +72,13 @@ void main()
     // scores: one key per invocation, against every query of the block
     for (uint i = lid; i < len; i += WG_SIZE) {
         uint p = begin + i;
-        uint rb = (pages[p / PAGE_SIZE] * PAGE_SIZE + p % PAGE_SIZE) * ROW;
+        uint e = pages[p / PAGE_SIZE];
+        uint rb = (entry_slot(e) * PAGE_SIZE + p % PAGE_SIZE) * ROW;
+        bool cold = entry_cold(e);
         float d[QB];
         for (uint q = 0; q < QB; q++) d[q] = 0.0;
         for (uint j = 0; j < ROW; j++) {
-            float k = kv[rb + j];
+            float k = KV_AT(cold, rb + j);
             for (uint q = 0; q < QB; q++) d[q] += sh_q[q][j] * k;
         }
         for (uint q = 0; q < QB; q++) sh_s[q][i] = d[q] * pc.scale;
@@ -98,9 +106,13 @@ void main()
         uint n = sh_len[q];
         float acc = 0.0;
         for (uint i0 = 0; i0 < n; i0 += PAGE_SIZE) {
-            uint rb = pages[(begin + i0) / PAGE_SIZE] * PAGE_SIZE * ROW + j;
+            uint pe = pages[(begin + i0) / PAGE_SIZE];
+            uint rb = entry_slot(pe) * PAGE_SIZE * ROW + j;
             uint cnt = min(PAGE_SIZE, n - i0);
-            for (uint r = 0; r < cnt; r++) acc += sh_s[q][i0 + r] * kv[rb + r * ROW];
+            if (entry_cold(pe))
+                for (uint r = 0; r < cnt; r++) acc += sh_s[q][i0 + r] * kvc[rb + r * ROW];
+            else
+                for (uint r = 0; r < cnt; r++) acc += sh_s[q][i0 + r] * kv[rb + r * ROW];
         }
         o[(((t0 + q) * pc.n_heads + h) * pc.n_splits + s) * (2 + KV_LORA) + 2 + j] = acc;
     }

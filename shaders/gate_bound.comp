@@ -5,12 +5,12 @@
 // the bound is raised by the worst-case rounding of products and sum,
 // n * 2^-24 * sum |terms|, and by one more rounding for the scale: never
 // below the exact bound.
-//   binding 0  QA     readonly   float [n_heads][KV_LORA]   (one query token)
-//   binding 1  QR     readonly   float [q_stride]   q_pe of head h at h*q_head + q_off
-//   binding 2  SUM    readonly   float [n_slots][2][KV_LORA + ROPE_DIM]
-//   binding 3  PAGES  readonly   uint [n_pages]   slots of the cold pages
+//   binding 0  QA     readonly   float [n_tok][n_heads][KV_LORA]   (token q_tok0 is the query)
+//   binding 1  QR     readonly   float [n_tok][q_stride]   q_pe of head h at h*q_head + q_off
+//   binding 2  SUM    readonly   float [n_pages_max][2][KV_LORA + ROPE_DIM]   by logical page
+//   binding 3  COLD   readonly   uint [n_pages][4]   (entry, rows, logical page, force mask)
 //   binding 4  UB     writeonly  float [n_heads][n_pages]
-//   push       n_heads, n_pages, q_head, q_off, scale
+//   push       n_heads, n_pages, q_head, q_off, scale, q_stride, q_tok0
 //   spec       0: WG_SIZE, 1: KV_LORA, 2: ROPE_DIM
 //   dispatch   (ceil(n_pages / WG_SIZE), n_heads, 1)
 //   reference  gsm/gate.c gsmrt_gsm_page_bound() (in double)
@@ -26,7 +26,9 @@ layout(set = 0, binding = 1, std430) readonly buffer QR { float qr[]; };
 layout(set = 0, binding = 2, std430) readonly buffer Sum { float sum[]; };
 layout(set = 0, binding = 3, std430) readonly buffer Pages { uint pages[]; };
 layout(set = 0, binding = 4, std430) writeonly buffer UB { float ub[]; };
-layout(push_constant) uniform Push { uint n_heads; uint n_pages; uint q_head; uint q_off; float scale; } pc;
+layout(push_constant) uniform Push {
+    uint n_heads; uint n_pages; uint q_head; uint q_off; float scale; uint q_stride; uint q_tok0;
+} pc;
 
 const uint ROW = KV_LORA + ROPE_DIM;
 
@@ -34,10 +36,11 @@ void main()
 {
     uint p = gl_GlobalInvocationID.x, h = gl_WorkGroupID.y;
     if (p >= pc.n_pages || h >= pc.n_heads) return;
-    uint lo = 2 * pages[p] * ROW, hi = lo + ROW;
+    uint lo = 2 * pages[4 * p + 2] * ROW, hi = lo + ROW;
+    uint qa0 = (pc.q_tok0 * pc.n_heads + h) * KV_LORA, qr0 = pc.q_tok0 * pc.q_stride + h * pc.q_head + pc.q_off;
     float s = 0.0, mag = 0.0;
     for (uint c = 0; c < ROW; c++) {
-        float q = c < KV_LORA ? qa[h * KV_LORA + c] : qr[h * pc.q_head + pc.q_off + c - KV_LORA];
+        float q = c < KV_LORA ? qa[qa0 + c] : qr[qr0 + c - KV_LORA];
         float t = max(q * sum[lo + c], q * sum[hi + c]);
         s += t;
         mag += abs(t);

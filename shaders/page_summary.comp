@@ -1,9 +1,9 @@
 // page_summary.comp: GSM page summaries, per channel min and max of the
 // cached rows of a page (for MLA: over the latent and the rope key), written
 // as pages fill. DESIGN.md "page summary"; the gate bounds scores with them.
-//   binding 0  KV    readonly   float [n_slots * PAGE_SIZE][row]
-//   binding 1  LIST  readonly   uint [n_list][2]   (slot, rows filled so far)
-//   binding 2  SUM   writeonly  float [n_slots][2][row]   (min, then max)
+//   binding 0  KV    readonly   float [n_slots * PAGE_SIZE][row]   the hot pool (pages fill while HOT)
+//   binding 1  LIST  readonly   uint [n_list][3]   (entry, rows filled so far, summary index)
+//   binding 2  SUM   writeonly  float [n_summaries][2][row]   (min, then max), by logical page
 //   push       n_list, row, page_size
 //   spec       0: WG_SIZE
 //   dispatch   (ceil(row / WG_SIZE), n_list, 1)
@@ -22,7 +22,7 @@ void main()
 {
     uint j = gl_GlobalInvocationID.x, i = gl_WorkGroupID.y;
     if (j >= pc.row || i >= pc.n_list) return;
-    uint slot = list[2 * i], n = min(list[2 * i + 1], pc.page_size);
+    uint slot = list[3 * i] & 0x7fffffffu, n = min(list[3 * i + 1], pc.page_size), dst = list[3 * i + 2];
     float lo = 1.0 / 0.0, hi = -1.0 / 0.0;   // an empty page bounds nothing
     uint base = slot * pc.page_size * pc.row + j;
     for (uint r = 0; r < n; r++) {
@@ -30,6 +30,6 @@ void main()
         lo = min(lo, v);
         hi = max(hi, v);
     }
-    sum[(2 * slot) * pc.row + j] = lo;
-    sum[(2 * slot + 1) * pc.row + j] = hi;
+    sum[(2 * dst) * pc.row + j] = lo;
+    sum[(2 * dst + 1) * pc.row + j] = hi;
 }

@@ -136,21 +136,22 @@ uint32_t gsmrt_k_attn_splits(uint32_t n_keys)
 
 gsmrt_status gsmrt_k_attn_mla(struct gsmrt_vk_rec *rec, const struct gsmrt_k_attn *p,
                               const struct gsmrt_vk_range *qa, const struct gsmrt_vk_range *qr,
-                              const struct gsmrt_vk_range *kv, const struct gsmrt_vk_range *pages,
-                              const struct gsmrt_vk_range *pos, const struct gsmrt_vk_range *partial,
-                              const struct gsmrt_vk_range *out, struct gsmrt_err *err)
+                              const struct gsmrt_vk_range *kv, const struct gsmrt_vk_range *kv_cold,
+                              const struct gsmrt_vk_range *pages, const struct gsmrt_vk_range *pos,
+                              const struct gsmrt_vk_range *partial, const struct gsmrt_vk_range *out,
+                              struct gsmrt_err *err)
 {
-    uint32_t n_splits = gsmrt_k_attn_splits(p->n_keys);
-    uint64_t need = (uint64_t)p->n_tok * p->n_heads * n_splits * (2 + p->kv_lora) * 4;
+    uint32_t n_splits = p->n_splits ? p->n_splits : gsmrt_k_attn_splits(p->n_keys);
+    uint64_t need = ((uint64_t)p->tok0 + p->n_tok) * p->n_heads * n_splits * (2 + p->kv_lora) * 4;
     if (p->n_tok == 0 || p->n_heads == 0 || p->page_size == 0 || (p->page_size & (p->page_size - 1)) ||
-        GSMRT_K_ATTN_SPLIT % p->page_size || partial->size < need)
+        GSMRT_K_ATTN_SPLIT % p->page_size || partial->size < need || n_splits < gsmrt_k_attn_splits(p->n_keys))
         return gsmrt_err_set(err, GSMRT_E_INVALID_ARGUMENT,
                              "attention: %u tokens, %u heads, page size %u (a power of two dividing %u), partial buffer "
                              "%llu of %llu bytes",
                              p->n_tok, p->n_heads, p->page_size, GSMRT_K_ATTN_SPLIT, (unsigned long long)partial->size,
                              (unsigned long long)need);
     struct gsmrt_vk_pipeline *pipe;
-    struct gsmrt_vk_range b[6] = {*qa, *qr, *kv, *pages, *pos, *partial};
+    struct gsmrt_vk_range b[7] = {*qa, *qr, *kv, *pages, *pos, *partial, kv_cold ? *kv_cold : *kv};
     gsmrt_status st;
     if (p->n_tok > 1) {
         /* several queries: each key row is loaded once for a block of them */
@@ -158,8 +159,9 @@ gsmrt_status gsmrt_k_attn_mla(struct gsmrt_vk_rec *rec, const struct gsmrt_k_att
                                   GSMRT_K_ATTN_QUERY_BLOCK};
         st = gsmrt_k_pipeline(rec, GSMRT_KERNEL_ATTN_PREFILL, spec, 6, &pipe, err);
         if (st != GSMRT_OK) return st;
-        struct gsmrt_pc_attn_prefill pc = {p->n_heads, p->q_stride, p->q_head, p->q_off, p->n_tok, n_splits, p->scale};
-        st = gsmrt_vk_rec_dispatch(rec, pipe, b, 6, &pc, sizeof pc, n_splits, p->n_heads,
+        struct gsmrt_pc_attn_prefill pc = {p->n_heads, p->q_stride, p->q_head, p->q_off, p->n_tok, n_splits, p->scale,
+                                           p->tok0};
+        st = gsmrt_vk_rec_dispatch(rec, pipe, b, 7, &pc, sizeof pc, n_splits, p->n_heads,
                                    (p->n_tok + GSMRT_K_ATTN_QUERY_BLOCK - 1) / GSMRT_K_ATTN_QUERY_BLOCK,
                                    "attn_prefill", err);
     } else {
@@ -170,15 +172,16 @@ gsmrt_status gsmrt_k_attn_mla(struct gsmrt_vk_rec *rec, const struct gsmrt_k_att
             5, &pipe, err);
         if (st != GSMRT_OK) return st;
         struct gsmrt_pc_attn_partial pc = {p->n_heads, p->q_stride, p->q_head, p->q_off, p->page_size, n_splits,
-                                           p->scale};
-        st = gsmrt_vk_rec_dispatch(rec, pipe, b, 6, &pc, sizeof pc, n_splits, p->n_heads, 1, "attn_partial", err);
+                                           p->scale,   p->tok0,     p->tok0};
+        st = gsmrt_vk_rec_dispatch(rec, pipe, b, 7, &pc, sizeof pc, n_splits, p->n_heads, 1, "attn_partial", err);
     }
     if (st != GSMRT_OK) return st;
     gsmrt_vk_rec_barrier(rec);
     uint32_t wg = GSMRT_K_ELEMENTWISE_WG;
     st = gsmrt_k_pipeline(rec, GSMRT_KERNEL_ATTN_MERGE, &wg, 1, &pipe, err);
     if (st != GSMRT_OK) return st;
-    struct gsmrt_pc_attn_merge mc = {p->n_tok * p->n_heads, n_splits, p->kv_lora, p->kv_lora};
+    uint32_t row0 = p->tok0 * p->n_heads;
+    struct gsmrt_pc_attn_merge mc = {p->n_tok * p->n_heads, n_splits, p->kv_lora, p->kv_lora, row0, row0};
     struct gsmrt_vk_range mb[2] = {*partial, *out};
     uint32_t gx, gy;
     gsmrt_k_split_groups(rec->dev, p->n_tok * p->n_heads, &gx, &gy);
@@ -187,14 +190,14 @@ gsmrt_status gsmrt_k_attn_mla(struct gsmrt_vk_rec *rec, const struct gsmrt_k_att
 
 gsmrt_status gsmrt_k_kv_store(struct gsmrt_vk_rec *rec, const struct gsmrt_vk_range *src,
                               const struct gsmrt_vk_range *pages, const struct gsmrt_vk_range *pos,
-                              const struct gsmrt_vk_range *kv, uint32_t n_tok, uint32_t width,
+                              const struct gsmrt_vk_range *kv, uint32_t n_tok, uint32_t tok0, uint32_t width,
                               uint32_t src_stride, uint32_t page_size, struct gsmrt_err *err)
 {
     uint32_t wg = GSMRT_K_ELEMENTWISE_WG;
     struct gsmrt_vk_pipeline *pipe;
     gsmrt_status st = gsmrt_k_pipeline(rec, GSMRT_KERNEL_KV_STORE, &wg, 1, &pipe, err);
     if (st != GSMRT_OK) return st;
-    struct gsmrt_pc_kv_store pc = {n_tok, width, src_stride, page_size};
+    struct gsmrt_pc_kv_store pc = {n_tok, width, src_stride, page_size, tok0};
     struct gsmrt_vk_range b[4] = {*src, *pages, *pos, *kv};
     return gsmrt_vk_rec_dispatch(rec, pipe, b, 4, &pc, sizeof pc, (width + wg - 1) / wg, n_tok, 1, "kv_store", err);
 }

@@ -44,8 +44,8 @@ static const struct {
     [GSMRT_KERNEL_MOE_MATVEC_Q8_0_NOSG] = {4, sizeof(struct gsmrt_pc_moe_matvec)},
     [GSMRT_KERNEL_MOE_ROUTE] = {4, sizeof(struct gsmrt_pc_moe_route)},
     [GSMRT_KERNEL_MOE_COMBINE] = {3, sizeof(struct gsmrt_pc_moe_combine)},
-    [GSMRT_KERNEL_ATTN_PARTIAL] = {6, sizeof(struct gsmrt_pc_attn_partial)},
-    [GSMRT_KERNEL_ATTN_PARTIAL_NOSG] = {6, sizeof(struct gsmrt_pc_attn_partial)},
+    [GSMRT_KERNEL_ATTN_PARTIAL] = {7, sizeof(struct gsmrt_pc_attn_partial)},
+    [GSMRT_KERNEL_ATTN_PARTIAL_NOSG] = {7, sizeof(struct gsmrt_pc_attn_partial)},
     [GSMRT_KERNEL_ATTN_MERGE] = {2, sizeof(struct gsmrt_pc_attn_merge)},
     [GSMRT_KERNEL_KV_STORE] = {4, sizeof(struct gsmrt_pc_kv_store)},
     [GSMRT_KERNEL_MATVEC_F32_ROWS] = {3, sizeof(struct gsmrt_pc_matvec)},
@@ -60,11 +60,13 @@ static const struct {
     [GSMRT_KERNEL_MATMUL_F32_ROWS] = {3, sizeof(struct gsmrt_pc_matmul)},
     [GSMRT_KERNEL_MATMUL_F16_ROWS] = {3, sizeof(struct gsmrt_pc_matmul)},
     [GSMRT_KERNEL_MATMUL_Q8_0_ROWS] = {3, sizeof(struct gsmrt_pc_matmul)},
-    [GSMRT_KERNEL_ATTN_PREFILL] = {6, sizeof(struct gsmrt_pc_attn_prefill)},
+    [GSMRT_KERNEL_ATTN_PREFILL] = {7, sizeof(struct gsmrt_pc_attn_prefill)},
     [GSMRT_KERNEL_PAGE_SUMMARY] = {3, sizeof(struct gsmrt_pc_page_summary)},
     [GSMRT_KERNEL_GATE_BOUND] = {5, sizeof(struct gsmrt_pc_gate_bound)},
-    [GSMRT_KERNEL_GATE_SELECT] = {5, sizeof(struct gsmrt_pc_gate_select)},
-    [GSMRT_KERNEL_ATTN_COLD] = {6, sizeof(struct gsmrt_pc_attn_cold)},
+    [GSMRT_KERNEL_GATE_SELECT] = {6, sizeof(struct gsmrt_pc_gate_select)},
+    [GSMRT_KERNEL_ATTN_COLD] = {8, sizeof(struct gsmrt_pc_attn_cold)},
+    [GSMRT_KERNEL_PAGE_MASS] = {5, sizeof(struct gsmrt_pc_page_mass)},
+    [GSMRT_KERNEL_ATTN_STATS] = {7, sizeof(struct gsmrt_pc_attn_stats)},
 };
 
 static struct gsmrt_vk_kernel_desc DESCS[GSMRT_KERNEL_COUNT];

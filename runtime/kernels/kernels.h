@@ -157,78 +157,125 @@ gsmrt_status gsmrt_k_moe_combine(struct gsmrt_vk_rec *rec, const struct gsmrt_vk
  * n_tok * n_heads * gsmrt_k_attn_splits(n_keys) * (2 + kv_lora) floats. */
 #define GSMRT_K_ATTN_SPLIT 256
 #define GSMRT_K_ATTN_QUERY_BLOCK 8   /* queries per workgroup when several are evaluated */
+#define GSMRT_K_GSM_MAX_COLD 256     /* pages one GSM step can gate (gate_select keeps them in registers) */
+#define GSMRT_K_GSM_MAX_PAGE_SIZE 64 /* attn_cold: one workgroup per page, a row per invocation */
 uint32_t gsmrt_k_attn_splits(uint32_t n_keys);
 
 /* MLA attention over a paged latent cache (absorbed form), recorded as the
- * split kernel, a barrier, and the log-sum-exp merge into out [n_tok][n_heads][kv_lora]. */
+ * split kernel, a barrier, and the log-sum-exp merge into out [n_tok][n_heads][kv_lora].
+ * Page-table entries address two pools (shaders/include/kv_tier.glsl): kv
+ * (hot) and kv_cold (NULL: the same as kv). Tokens tok0 .. tok0 + n_tok - 1
+ * of the token-indexed buffers (qa, qr, pos, partial, out) are this
+ * sequence's: several sequences of a batch share those buffers. */
 struct gsmrt_k_attn {
     uint32_t n_tok, n_heads, kv_lora, rope_dim;
     uint32_t q_stride, q_head, q_off;   /* where q_pe lives in qr */
     uint32_t page_size;
     uint32_t n_keys;                    /* max over the tokens of pos + 1 */
     float scale;
+    uint32_t tok0;                      /* first token of the sequence in the batch */
+    uint32_t n_splits;                  /* splits per token in partial; 0: from n_keys */
 };
 gsmrt_status gsmrt_k_attn_mla(struct gsmrt_vk_rec *rec, const struct gsmrt_k_attn *p,
                               const struct gsmrt_vk_range *qa, const struct gsmrt_vk_range *qr,
-                              const struct gsmrt_vk_range *kv, const struct gsmrt_vk_range *pages,
-                              const struct gsmrt_vk_range *pos, const struct gsmrt_vk_range *partial,
-                              const struct gsmrt_vk_range *out, struct gsmrt_err *err);
+                              const struct gsmrt_vk_range *kv, const struct gsmrt_vk_range *kv_cold,
+                              const struct gsmrt_vk_range *pages, const struct gsmrt_vk_range *pos,
+                              const struct gsmrt_vk_range *partial, const struct gsmrt_vk_range *out,
+                              struct gsmrt_err *err);
 
-/* Writes src rows (first `width` floats of rows src_stride apart) into the
- * paged cache at the tokens' positions. */
+/* Writes src rows (first `width` floats of rows src_stride apart) of tokens
+ * tok0 .. tok0 + n_tok - 1 into the paged cache at their positions. The
+ * pages written are HOT (the tier bit of their entries is ignored). */
 gsmrt_status gsmrt_k_kv_store(struct gsmrt_vk_rec *rec, const struct gsmrt_vk_range *src,
                               const struct gsmrt_vk_range *pages, const struct gsmrt_vk_range *pos,
-                              const struct gsmrt_vk_range *kv, uint32_t n_tok, uint32_t width,
+                              const struct gsmrt_vk_range *kv, uint32_t n_tok, uint32_t tok0, uint32_t width,
                               uint32_t src_stride, uint32_t page_size, struct gsmrt_err *err);
 
 /* ---- GSM kernels (kernel_gsm.c) ------------------------------------------- */
 
-/* Page summaries: for each (slot, rows) of list [n_list][2], per channel min
- * and max of the page's first `rows` rows into sum [n_slots][2][row]. */
+/* Page summaries: for each (entry, rows, index) of list [n_list][3], per
+ * channel min and max of the page's first `rows` rows (a HOT page of kv)
+ * into sum [index][2][row] (summaries are kept by logical page). */
 gsmrt_status gsmrt_k_page_summary(struct gsmrt_vk_rec *rec, const struct gsmrt_vk_range *kv,
                                   const struct gsmrt_vk_range *list, const struct gsmrt_vk_range *sum,
                                   uint32_t n_list, uint32_t row, uint32_t page_size, struct gsmrt_err *err);
 
 /* Upper bounds ub [n_heads][n_pages] on each head's best score over each
- * listed cold page, from the summaries (shaders/gate_bound.comp). One query. */
+ * page of cold_list (uint [n_pages][4]: entry, rows, logical page, force
+ * mask), from the summaries (shaders/gate_bound.comp). The query is token
+ * q_tok0 of qa [..][n_heads][kv_lora] and qr [..][q_stride]. */
 struct gsmrt_k_gate_bound {
     uint32_t n_heads, n_pages, kv_lora, rope_dim;
-    uint32_t q_head, q_off;   /* where q_pe lives in qr */
+    uint32_t q_head, q_off, q_stride, q_tok0;   /* where q_pe lives in qr */
     float scale;
 };
 gsmrt_status gsmrt_k_gate_bound(struct gsmrt_vk_rec *rec, const struct gsmrt_k_gate_bound *p,
                                 const struct gsmrt_vk_range *qa, const struct gsmrt_vk_range *qr,
-                                const struct gsmrt_vk_range *sum, const struct gsmrt_vk_range *pages,
+                                const struct gsmrt_vk_range *sum, const struct gsmrt_vk_range *cold_list,
                                 const struct gsmrt_vk_range *ub, struct gsmrt_err *err);
 
 /* Two-part (GSM) attention of one query token (decode), all on the device:
- *   1. exact attention over the active pages (sink, window, hot; the page
- *      with the newest rows last), as attn_mla does;
- *   2. per-page score bounds of the cold pages (gate_bound);
- *   3. per head, the gate: cold pages taken in order of their mass bound
- *      until what is left is within `threshold` (gate_select);
- *   4. exact attention over the selected cold pages, read from cold_kv
- *      (attn_cold), and the log-sum-exp merge of everything into out.
- * Buffers: partial holds n_heads * (splits of n_active + n_cold) * (2 + kv_lora)
- * floats; ub n_heads * n_cold; sel n_heads * n_cold uints; info n_heads * 4
- * floats (selected count, gate value, bound on the skipped share, M).
- * cold_pages is uint [n_cold][2] (slot, rows); cold pages are full pages. */
+ *   1. exact attention over the active pages (pinned: sink and window; the
+ *      page with the newest rows last), as attn_mla does;
+ *   2. per-page score bounds of the listed pages (gate_bound);
+ *   3. per head, the gate: the pages its group keeps HOT first, then the
+ *      others in order of their mass bound until what is left is within the
+ *      head's threshold (gate_select);
+ *   4. exact attention over the selected pages, each read from the pool its
+ *      entry names (attn_cold), and the log-sum-exp merge into out;
+ *   5. each listed page's share of the mass, share bound and reader count
+ *      (page_mass) for the tier policy, when mass.size > 0.
+ * cold_list is uint [n_cold][4] (entry, rows, logical page, force mask: bit g
+ * set = group g keeps the page HOT); listed pages are full pages. heads is
+ * uint [n_heads][2] (group, threshold as float bits). partial holds n_heads *
+ * (splits of n_active_keys + n_cold) * (2 + kv_lora) floats; ub n_heads *
+ * n_cold; sel n_heads * n_cold uints; info n_heads * 4 floats (selected
+ * count, gate value, bound on the skipped share, M); mass (3 + n_heads) *
+ * n_cold floats. */
 struct gsmrt_k_attn_gsm {
     uint32_t n_heads, kv_lora, rope_dim, page_size;
-    uint32_t q_head, q_off;        /* where q_pe lives in qr */
-    uint32_t n_active_keys;        /* rows in the active pages */
-    uint32_t n_cold;               /* cold pages */
-    float scale, threshold;
+    uint32_t q_stride, q_head, q_off;   /* where q_pe lives in qr */
+    uint32_t q_tok0;                    /* the query is this token of qa / qr */
+    uint32_t out_tok0;                  /* and its output this token of out */
+    uint32_t n_active_keys;             /* rows in the active pages */
+    uint32_t n_cold;                    /* listed pages */
+    float scale;
+};
+struct gsmrt_k_attn_gsm_bufs {
+    struct gsmrt_vk_range qa, qr;                    /* queries */
+    struct gsmrt_vk_range hot_kv, cold_kv;           /* the two pools */
+    struct gsmrt_vk_range active, active_last_pos;   /* entries [n_active]; int: n_active_keys - 1 */
+    struct gsmrt_vk_range sums;                      /* float [n_pages_max][2][row] by logical page */
+    struct gsmrt_vk_range cold_list, heads;
+    struct gsmrt_vk_range ub, sel, info, partial;    /* working buffers */
+    struct gsmrt_vk_range mass;                      /* size 0: no page_mass */
+    struct gsmrt_vk_range out;                       /* float [..][n_heads][kv_lora] */
 };
 gsmrt_status gsmrt_k_attn_gsm(struct gsmrt_vk_rec *rec, const struct gsmrt_k_attn_gsm *p,
-                              const struct gsmrt_vk_range *qa, const struct gsmrt_vk_range *qr,
-                              const struct gsmrt_vk_range *hot_kv, const struct gsmrt_vk_range *active_pages,
-                              const struct gsmrt_vk_range *active_last_pos, const struct gsmrt_vk_range *cold_kv,
-                              const struct gsmrt_vk_range *cold_sum, const struct gsmrt_vk_range *cold_pages,
-                              const struct gsmrt_vk_range *cold_slots, const struct gsmrt_vk_range *ub,
-                              const struct gsmrt_vk_range *sel, const struct gsmrt_vk_range *info,
-                              const struct gsmrt_vk_range *partial, const struct gsmrt_vk_range *out,
-                              struct gsmrt_err *err);
+                              const struct gsmrt_k_attn_gsm_bufs *b, struct gsmrt_err *err);
+
+/* ---- calibration statistics (kernel_stats.c) ------------------------------- */
+
+/* Per (token, head) of one layer: the attention mass by distance band, the
+ * sink mass and the entropy (nats) of the MLA attention row, recomputed as
+ * the attention kernels score (shaders/attn_stats.comp). out is float
+ * [n_tok][n_heads][n_bands + 2]; edges uint [n_bands]. The cache is read as
+ * a dense cache (hot pool, entries without the tier bit). */
+#define GSMRT_K_ATTN_STATS_MAX_BANDS 16
+#define GSMRT_K_ATTN_STATS_MAX_KEYS 2048   /* scores kept in shared memory; later keys are recomputed */
+struct gsmrt_k_attn_stats {
+    uint32_t n_tok, n_heads, kv_lora, rope_dim;
+    uint32_t q_stride, q_head, q_off;   /* where q_pe lives in qr */
+    uint32_t page_size;
+    uint32_t n_bands, sink_tokens;
+    float scale;
+    uint32_t tok0;
+};
+gsmrt_status gsmrt_k_attn_stats(struct gsmrt_vk_rec *rec, const struct gsmrt_k_attn_stats *p,
+                                const struct gsmrt_vk_range *qa, const struct gsmrt_vk_range *qr,
+                                const struct gsmrt_vk_range *kv, const struct gsmrt_vk_range *pages,
+                                const struct gsmrt_vk_range *pos, const struct gsmrt_vk_range *edges,
+                                const struct gsmrt_vk_range *out, struct gsmrt_err *err);
 
 /* Creates the pipelines of every kernel the device would use (what a model
  * load does up front), so their compile time is paid once and cached. */

@@ -52,16 +52,18 @@ struct gsmrt_pc_moe_combine {   /* moe_combine.comp */
 struct gsmrt_pc_attn_partial {   /* include/attn_partial_body.glsl */
     uint32_t n_heads, q_stride, q_head, q_off, page_size, n_splits;
     float scale;
+    uint32_t q_tok0, io_tok0;
 };
 struct gsmrt_pc_attn_prefill {   /* attn_prefill.comp */
     uint32_t n_heads, q_stride, q_head, q_off, n_tok, n_splits;
     float scale;
+    uint32_t tok0;
 };
 struct gsmrt_pc_attn_merge {   /* attn_merge.comp */
-    uint32_t n_rows, n_splits, width, y_stride;
+    uint32_t n_rows, n_splits, width, y_stride, p_row0, y_row0;
 };
 struct gsmrt_pc_kv_store {   /* kv_store.comp */
-    uint32_t n_tok, width, src_stride, page_size;
+    uint32_t n_tok, width, src_stride, page_size, tok0;
 };
 
 struct gsmrt_pc_page_summary {   /* page_summary.comp */
@@ -70,15 +72,25 @@ struct gsmrt_pc_page_summary {   /* page_summary.comp */
 struct gsmrt_pc_gate_bound {   /* gate_bound.comp */
     uint32_t n_heads, n_pages, q_head, q_off;
     float scale;
+    uint32_t q_stride, q_tok0;
 };
 
 struct gsmrt_pc_gate_select {   /* gate_select.comp */
     uint32_t n_heads, n_splits, width, n_cold;
-    float threshold;
 };
 struct gsmrt_pc_attn_cold {   /* attn_cold.comp */
     uint32_t n_heads, n_cold, split_base, n_splits_total, q_head, q_off;
     float scale;
+    uint32_t q_stride, q_tok0;
+};
+struct gsmrt_pc_page_mass {   /* page_mass.comp */
+    uint32_t n_heads, n_total, width, n_cold, split_base;
+};
+
+struct gsmrt_pc_attn_stats {   /* attn_stats.comp */
+    uint32_t n_heads, q_stride, q_head, q_off, n_bands, sink_tokens;
+    float scale;
+    uint32_t tok0;
 };
 
 /* 128 bytes is Vulkan's guaranteed minimum maxPushConstantsSize. */
@@ -94,13 +106,15 @@ _Static_assert(sizeof(struct gsmrt_pc_head_matvec) == 40, "");
 _Static_assert(sizeof(struct gsmrt_pc_moe_matvec) == 28, "");
 _Static_assert(sizeof(struct gsmrt_pc_moe_route) == 36, "");
 _Static_assert(sizeof(struct gsmrt_pc_moe_combine) == 12, "");
-_Static_assert(sizeof(struct gsmrt_pc_attn_partial) == 28, "");
-_Static_assert(sizeof(struct gsmrt_pc_attn_merge) == 16, "");
-_Static_assert(sizeof(struct gsmrt_pc_attn_prefill) == 28, "");
+_Static_assert(sizeof(struct gsmrt_pc_attn_partial) == 36, "");
+_Static_assert(sizeof(struct gsmrt_pc_attn_merge) == 24, "");
+_Static_assert(sizeof(struct gsmrt_pc_attn_prefill) == 32, "");
 _Static_assert(sizeof(struct gsmrt_pc_page_summary) == 12, "");
-_Static_assert(sizeof(struct gsmrt_pc_gate_bound) == 20, "");
-_Static_assert(sizeof(struct gsmrt_pc_gate_select) == 20, "");
-_Static_assert(sizeof(struct gsmrt_pc_attn_cold) == 28, "");
-_Static_assert(sizeof(struct gsmrt_pc_kv_store) == 16, "");
+_Static_assert(sizeof(struct gsmrt_pc_gate_bound) == 28, "");
+_Static_assert(sizeof(struct gsmrt_pc_gate_select) == 16, "");
+_Static_assert(sizeof(struct gsmrt_pc_attn_cold) == 36, "");
+_Static_assert(sizeof(struct gsmrt_pc_page_mass) == 20, "");
+_Static_assert(sizeof(struct gsmrt_pc_kv_store) == 20, "");
+_Static_assert(sizeof(struct gsmrt_pc_attn_stats) == 32, "");
 
 #endif

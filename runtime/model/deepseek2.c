@@ -28,6 +28,7 @@ void gsmrt_forward_destroy(struct gsmrt_forward *f)
     struct gsmrt_vk_device *dev = f->m->dev;
     gsmrt_vk_rec_destroy(f->rec);
     gsmrt_mem_free(f->m->alloc, f->pos_host);
+    gsmrt_mem_free(f->m->alloc, f->tok_host);
     struct gsmrt_vk_buf *all[] = {&f->tokens, &f->pos,    &f->x,      &f->h,      &f->proj,   &f->q,
                                   &f->qa_lat, &f->q_a,    &f->kv_new, &f->partial, &f->o_lat, &f->o,
                                   &f->ff_g,   &f->ff_u,   &f->ff_act, &f->router, &f->ids,    &f->wts,
@@ -80,7 +81,8 @@ gsmrt_status gsmrt_forward_create(struct gsmrt_dmodel *m, uint32_t max_tok, uint
     const char *prof = getenv("GSMRT_PROFILE");
     bool timestamps = prof && *prof && strcmp(prof, "0") != 0;
     if (st == GSMRT_OK) st = gsmrt_vk_rec_create(dev, 64 * hp->n_layer + 64, timestamps, &f->rec, err);
-    if (st == GSMRT_OK && !(f->pos_host = gsmrt_mem_calloc(m->alloc, max_tok, sizeof *f->pos_host)))
+    if (st == GSMRT_OK && (!(f->pos_host = gsmrt_mem_calloc(m->alloc, max_tok, sizeof *f->pos_host)) ||
+                           !(f->tok_host = gsmrt_mem_calloc(m->alloc, max_tok, sizeof *f->tok_host))))
         st = gsmrt_err_set(err, GSMRT_E_OUT_OF_HOST_MEMORY, "positions");
     if (st != GSMRT_OK) {
         gsmrt_forward_destroy(f);
@@ -110,13 +112,74 @@ static gsmrt_status linear(struct gsmrt_vk_rec *rec, const struct gsmrt_tensor *
         if (st_ != GSMRT_OK) return st_; \
     } while (0)
 
-static gsmrt_status attention(struct gsmrt_forward *f, struct gsmrt_kv_cache *kv, const struct bufs *b,
-                              uint32_t il, uint32_t T, uint32_t n_keys, struct gsmrt_err *err)
+/* Splits per token of the partial buffer in a step: one sequence uses its
+ * own count (0: from its keys); several share the largest so that every
+ * token's partials sit at the same stride. */
+static uint32_t step_splits(const struct gsmrt_seq_step *seqs, uint32_t n_seq)
+{
+    if (n_seq == 1) return 0;
+    uint32_t most = 0;
+    for (uint32_t i = 0; i < n_seq; i++) {
+        uint32_t k = gsmrt_k_attn_splits(seqs[i].pos0 + seqs[i].n_tok);
+        if (k > most) most = k;
+    }
+    return most;
+}
+
+/* Each sequence's new rows into its paged cache, then its attention over
+ * its cache (dense, or through the GSM gate for a gated decode token). The
+ * sequences' dispatches share the token-indexed buffers at their tok0. */
+static gsmrt_status cache_attention(struct gsmrt_forward *f, const struct gsmrt_seq_step *seqs, uint32_t n_seq,
+                                    const struct bufs *b, uint32_t il, struct gsmrt_err *err)
+{
+    const struct gsmrt_hparams *hp = &f->m->hp;
+    struct gsmrt_vk_rec *rec = f->rec;
+    struct gsmrt_vk_device *dev = f->m->dev;
+    uint32_t H = hp->n_head, KVL = hp->kv_lora_rank, R = hp->n_rot, DK = hp->n_embd_head_k_mla;
+    uint32_t NOPE = DK - R, ROW = KVL + R, n_splits = step_splits(seqs, n_seq);
+    struct gsmrt_vk_range hot, cold, table;
+    bool summaries = false;
+    for (uint32_t i = 0; i < n_seq; i++) {
+        const struct gsmrt_seq_step *s = &seqs[i];
+        TRY(gsmrt_kv_cache_bind(dev, s->kv, il, &hot, &cold, &table, err));
+        TRY(gsmrt_k_kv_store(rec, &b->kv_new, &table, &b->pos, &hot, s->n_tok, s->tok0, ROW, ROW, s->kv->page_size,
+                             err));
+        summaries |= s->gsm && s->gsm->n_summ;
+    }
+    gsmrt_vk_rec_barrier(rec);
+    for (uint32_t i = 0; summaries && i < n_seq; i++) {   /* summaries of the pages this step filled */
+        if (!seqs[i].gsm || !seqs[i].gsm->n_summ) continue;
+        TRY(gsmrt_kv_cache_bind(dev, seqs[i].kv, il, &hot, &cold, &table, err));
+        TRY(gsmrt_gsm_decode_summarize(seqs[i].gsm, rec, il, &hot, err));
+    }
+    if (summaries) gsmrt_vk_rec_barrier(rec);
+    for (uint32_t i = 0; i < n_seq; i++) {
+        const struct gsmrt_seq_step *s = &seqs[i];
+        /* the sequences' partials are disjoint rows of one buffer, but bound
+         * whole (offsets could break the binding alignment): a barrier keeps
+         * one sequence's writes apart from the previous one's reads */
+        if (i > 0) gsmrt_vk_rec_barrier(rec);
+        TRY(gsmrt_kv_cache_bind(dev, s->kv, il, &hot, &cold, &table, err));
+        if (s->gsm && s->gsm->use && s->gsm->layer_gated[il]) {   /* the gate decides which pages take part */
+            struct gsmrt_k_attn_gsm gp = {H, KVL, R, s->kv->page_size, H * DK, DK, NOPE, s->tok0, s->tok0,
+                                          0, 0, hp->kq_scale};
+            TRY(gsmrt_gsm_decode_attend(s->gsm, rec, il, &gp, &b->qa_lat, &b->q, &hot, &cold, &b->o_lat, err));
+        } else {
+            struct gsmrt_k_attn ap = {s->n_tok, H, KVL, R, H * DK, DK, NOPE, s->kv->page_size, s->pos0 + s->n_tok,
+                                      hp->kq_scale, s->tok0, n_splits};
+            TRY(gsmrt_k_attn_mla(rec, &ap, &b->qa_lat, &b->q, &hot, &cold, &table, &b->pos, &b->partial, &b->o_lat,
+                                 err));
+        }
+    }
+    return GSMRT_OK;
+}
+
+static gsmrt_status attention(struct gsmrt_forward *f, const struct gsmrt_seq_step *seqs, uint32_t n_seq,
+                              const struct bufs *b, uint32_t il, uint32_t T, struct gsmrt_err *err)
 {
     const struct gsmrt_hparams *hp = &f->m->hp;
     const struct gsmrt_layer *l = &f->m->layers[il];
     struct gsmrt_vk_rec *rec = f->rec;
-    struct gsmrt_vk_device *dev = f->m->dev;
     uint32_t E = hp->n_embd, H = hp->n_head, KVL = hp->kv_lora_rank, R = hp->n_rot;
     uint32_t DK = hp->n_embd_head_k_mla, NOPE = DK - R, ROW = KVL + R;
 
@@ -153,25 +216,10 @@ static gsmrt_status attention(struct gsmrt_forward *f, struct gsmrt_kv_cache *kv
     struct gsmrt_k_head_matvec absorb = {H, T, H * DK, DK, 0, H * KVL, KVL, 0};
     TRY(gsmrt_k_head_matvec(rec, &l->attn_k_b->w, &absorb, &b->q, &b->qa_lat, err));
     gsmrt_vk_rec_barrier(rec);
-    /* the new rows into the paged cache, then attention over all rows */
-    struct gsmrt_vk_range pool, table;
-    TRY(bind(dev, &kv->pools[il], &pool, err));
-    TRY(bind(dev, &kv->table, &table, err));
-    TRY(gsmrt_k_kv_store(rec, &b->kv_new, &table, &b->pos, &pool, T, ROW, ROW, kv->page_size, err));
+    TRY(cache_attention(f, seqs, n_seq, b, il, err));
     gsmrt_vk_rec_barrier(rec);
-    struct gsmrt_gsm_decode *gsm = f->gsm;
-    if (gsm && gsm->n_summ) {   /* summaries of the pages this step filled */
-        TRY(gsmrt_gsm_decode_summarize(gsm, rec, il, &pool, err));
-        gsmrt_vk_rec_barrier(rec);
-    }
-    if (gsm && gsm->use) {   /* the gate decides which cold pages take part (decode) */
-        struct gsmrt_k_attn_gsm gp = {H, KVL, R, kv->page_size, DK, NOPE, 0, 0, hp->kq_scale, 0.0f};
-        TRY(gsmrt_gsm_decode_attend(gsm, rec, il, &gp, &b->qa_lat, &b->q, &pool, &b->o_lat, err));
-    } else {
-        struct gsmrt_k_attn ap = {T, H, KVL, R, H * DK, DK, NOPE, kv->page_size, n_keys, hp->kq_scale};
-        TRY(gsmrt_k_attn_mla(rec, &ap, &b->qa_lat, &b->q, &pool, &table, &b->pos, &b->partial, &b->o_lat, err));
-    }
-    gsmrt_vk_rec_barrier(rec);
+    if (f->stats)   /* calibration: statistics of this layer's attention rows */
+        TRY(gsmrt_attn_stats_record(f, seqs, n_seq, il, &b->qa_lat, &b->q, &b->pos, err));
     /* o[h] = v_b[h] o_lat[h];  x += attn_output o */
     uint32_t DV = hp->n_embd_head_v_mla;
     struct gsmrt_k_head_matvec unabsorb = {H, T, H * KVL, KVL, 0, H * DV, DV, 0};
@@ -263,52 +311,113 @@ static gsmrt_status bind_all(struct gsmrt_forward *f, struct bufs *b, struct gsm
     return GSMRT_OK;
 }
 
-gsmrt_status gsmrt_forward_run(struct gsmrt_forward *f, struct gsmrt_kv_cache *kv, const int32_t *tokens,
-                               uint32_t n_tok, uint32_t pos0, uint32_t n_logits, float *logits_out,
-                               struct gsmrt_err *err)
+/* Checks a batch and lays its tokens out: tok0 of each sequence, ids and
+ * positions in order; the logits rows wanted form one block. */
+static gsmrt_status lay_out(struct gsmrt_forward *f, struct gsmrt_seq_step *seqs, uint32_t n_seq, uint32_t *n_tok,
+                            uint32_t *first_logit, uint32_t *n_logit_rows, struct gsmrt_err *err)
+{
+    const struct gsmrt_hparams *hp = &f->m->hp;
+    uint32_t T = 0, lo = UINT32_MAX, hi = 0;
+    for (uint32_t i = 0; i < n_seq; i++) {
+        struct gsmrt_seq_step *s = &seqs[i];
+        if (s->n_tok == 0 || s->n_tok > f->max_tok - T || s->n_logits > s->n_tok)
+            return gsmrt_err_set(err, GSMRT_E_INVALID_ARGUMENT, "step of %u tokens (at most %u), %u logits",
+                                 T + s->n_tok, f->max_tok, s->n_logits);
+        for (uint32_t t = 0; t < s->n_tok; t++)
+            if (s->tokens[t] < 0 || (uint32_t)s->tokens[t] >= hp->n_vocab)
+                return gsmrt_err_set(err, GSMRT_E_INVALID_ARGUMENT, "token id %d outside the vocabulary (0..%u)",
+                                     s->tokens[t], hp->n_vocab - 1);
+        uint64_t end = (uint64_t)s->pos0 + s->n_tok;
+        if (end > f->n_ctx || end > s->kv->n_ctx)
+            return gsmrt_err_set(err, GSMRT_E_CONTEXT_FULL, "positions %u..%u exceed the context of %u", s->pos0,
+                                 s->pos0 + s->n_tok - 1, s->kv->n_ctx < f->n_ctx ? s->kv->n_ctx : f->n_ctx);
+        s->tok0 = T;
+        for (uint32_t t = 0; t < s->n_tok; t++) {
+            f->pos_host[T + t] = (int32_t)(s->pos0 + t);
+            f->tok_host[T + t] = s->tokens[t];
+        }
+        T += s->n_tok;
+        if (s->n_logits) {
+            if (s->tok0 + s->n_tok - s->n_logits < lo) lo = s->tok0 + s->n_tok - s->n_logits;
+            hi = s->tok0 + s->n_tok;
+        }
+    }
+    *n_tok = T;
+    *first_logit = hi ? lo : 0;
+    *n_logit_rows = hi ? hi - lo : 0;
+    return GSMRT_OK;
+}
+
+/* Each sequence's tiers and page table for this step (host), uploaded. */
+static gsmrt_status plan_caches(struct gsmrt_forward *f, struct gsmrt_seq_step *seqs, uint32_t n_seq,
+                                struct gsmrt_err *err)
+{
+    struct gsmrt_vk_device *dev = f->m->dev;
+    for (uint32_t i = 0; i < n_seq; i++) {
+        struct gsmrt_seq_step *s = &seqs[i];
+        if (s->gsm) TRY(gsmrt_gsm_decode_plan(s->gsm, dev, s->kv, s->pos0 + s->n_tok, s->n_tok, err));
+        TRY(gsmrt_kv_cache_reserve(dev, s->kv, s->pos0 + s->n_tok, err));
+    }
+    return GSMRT_OK;
+}
+
+/* The final norm and the output head over rows [first, first + n) of x. */
+static gsmrt_status output_head(struct gsmrt_forward *f, const struct bufs *b, uint32_t first, uint32_t n,
+                                struct gsmrt_err *err)
 {
     const struct gsmrt_hparams *hp = &f->m->hp;
     struct gsmrt_vk_device *dev = f->m->dev;
-    if (n_tok == 0 || n_tok > f->max_tok || n_logits > n_tok)
-        return gsmrt_err_set(err, GSMRT_E_INVALID_ARGUMENT, "step of %u tokens (at most %u), %u logits", n_tok,
-                             f->max_tok, n_logits);
-    for (uint32_t t = 0; t < n_tok; t++)
-        if (tokens[t] < 0 || (uint32_t)tokens[t] >= hp->n_vocab)
-            return gsmrt_err_set(err, GSMRT_E_INVALID_ARGUMENT, "token id %d outside the vocabulary (0..%u)",
-                                 tokens[t], hp->n_vocab - 1);
-    if ((uint64_t)pos0 + n_tok > f->n_ctx)
-        return gsmrt_err_set(err, GSMRT_E_CONTEXT_FULL, "positions %u..%u exceed the context of %u", pos0,
-                             pos0 + n_tok - 1, f->n_ctx);
-    TRY(gsmrt_kv_cache_reserve(dev, kv, pos0 + n_tok, err));
-    if (f->gsm) TRY(gsmrt_gsm_decode_plan(f->gsm, dev, kv, pos0 + n_tok, n_tok, err));
-    for (uint32_t t = 0; t < n_tok; t++) f->pos_host[t] = (int32_t)(pos0 + t);
+    uint32_t E = hp->n_embd;
+    struct gsmrt_vk_range xl, hl;
+    TRY(gsmrt_vk_buf_range(dev, &f->x, (VkDeviceSize)first * E * 4, (VkDeviceSize)n * E * 4, &xl, err));
+    TRY(gsmrt_vk_buf_range(dev, &f->h, 0, (VkDeviceSize)n * E * 4, &hl, err));
+    TRY(gsmrt_k_rms_norm(f->rec, &xl, &f->m->output_norm->range, &hl, n, E, hp->rms_eps, err));
+    gsmrt_vk_rec_barrier(f->rec);
+    return linear(f->rec, f->m->output, &hl, &b->logits, n, err);
+}
+
+gsmrt_status gsmrt_forward_run_batch(struct gsmrt_forward *f, struct gsmrt_seq_step *seqs, uint32_t n_seq,
+                                     struct gsmrt_err *err)
+{
+    const struct gsmrt_hparams *hp = &f->m->hp;
+    struct gsmrt_vk_device *dev = f->m->dev;
+    uint32_t n_tok = 0, first = 0, n_rows = 0;
+    if (n_seq == 0) return gsmrt_err_set(err, GSMRT_E_INVALID_ARGUMENT, "a step of no sequences");
+    TRY(lay_out(f, seqs, n_seq, &n_tok, &first, &n_rows, err));
+    TRY(plan_caches(f, seqs, n_seq, err));
     TRY(gsmrt_vk_upload(dev, &f->pos, 0, f->pos_host, (VkDeviceSize)n_tok * 4, err));
-    TRY(gsmrt_vk_upload(dev, &f->tokens, 0, tokens, (VkDeviceSize)n_tok * 4, err));
+    TRY(gsmrt_vk_upload(dev, &f->tokens, 0, f->tok_host, (VkDeviceSize)n_tok * 4, err));
 
     struct bufs b;
     TRY(bind_all(f, &b, err));
     struct gsmrt_vk_rec *rec = f->rec;
-    uint32_t E = hp->n_embd, V = hp->n_vocab;
     TRY(gsmrt_vk_rec_begin(rec, err));
+    for (uint32_t i = 0; i < n_seq; i++)   /* page copies between the tiers (GSM swap) */
+        if (seqs[i].gsm) TRY(gsmrt_gsm_decode_record_moves(seqs[i].gsm, rec, seqs[i].kv, err));
     TRY(gsmrt_k_get_rows(rec, &f->m->token_embd->w, &b.tokens, n_tok, &b.x, err));
     gsmrt_vk_rec_barrier(rec);
     for (uint32_t il = 0; il < hp->n_layer; il++) {
-        TRY(attention(f, kv, &b, il, n_tok, pos0 + n_tok, err));
+        TRY(attention(f, seqs, n_seq, &b, il, n_tok, err));
         TRY(ffn(f, &b, il, n_tok, err));
     }
-    if (n_logits) {
-        /* only the rows whose logits are wanted: the last n_logits tokens */
-        struct gsmrt_vk_range xl, hl;
-        uint32_t first = n_tok - n_logits;
-        TRY(gsmrt_vk_buf_range(dev, &f->x, (VkDeviceSize)first * E * 4, (VkDeviceSize)n_logits * E * 4, &xl, err));
-        TRY(gsmrt_vk_buf_range(dev, &f->h, 0, (VkDeviceSize)n_logits * E * 4, &hl, err));
-        TRY(gsmrt_k_rms_norm(rec, &xl, &f->m->output_norm->range, &hl, n_logits, E, hp->rms_eps, err));
-        gsmrt_vk_rec_barrier(rec);
-        TRY(linear(rec, f->m->output, &hl, &b.logits, n_logits, err));
-    }
+    if (n_rows) TRY(output_head(f, &b, first, n_rows, err));
     f->n_dispatches = rec->n_dispatches;
     TRY(gsmrt_vk_rec_submit_wait(rec, err));
-    if (f->gsm) TRY(gsmrt_gsm_decode_finish(f->gsm, dev, err));
-    if (n_logits) TRY(gsmrt_vk_download(dev, &f->logits, 0, logits_out, (VkDeviceSize)n_logits * V * 4, err));
+    uint64_t V = hp->n_vocab;
+    for (uint32_t i = 0; i < n_seq; i++) {
+        const struct gsmrt_seq_step *s = &seqs[i];
+        if (s->gsm) TRY(gsmrt_gsm_decode_finish(s->gsm, dev, err));
+        if (s->n_logits)
+            TRY(gsmrt_vk_download(dev, &f->logits, (s->tok0 + s->n_tok - s->n_logits - first) * V * 4, s->logits_out,
+                                  s->n_logits * V * 4, err));
+    }
     return GSMRT_OK;
+}
+
+gsmrt_status gsmrt_forward_run(struct gsmrt_forward *f, struct gsmrt_kv_cache *kv, const int32_t *tokens,
+                               uint32_t n_tok, uint32_t pos0, uint32_t n_logits, float *logits_out,
+                               struct gsmrt_err *err)
+{
+    struct gsmrt_seq_step s = {kv, f->gsm, tokens, n_tok, pos0, n_logits, logits_out, 0};
+    return gsmrt_forward_run_batch(f, &s, 1, err);
 }

@@ -123,12 +123,24 @@ void gsmrt_vk_memory_destroy(struct gsmrt_vk_device *dev)
     dev->blocks = NULL;
 }
 
+/* The roles the runtime puts in device memory by choice. The others (cold
+ * KV pages, staging, readback) belong in system memory; on a unified-memory
+ * device they land in the one device-local heap all the same, and the forced
+ * budget leaves them out so that it behaves as a discrete GPU's memory size
+ * would (how GSM swap is tested on lavapipe). */
+static bool role_wants_device(enum gsmrt_vk_role role)
+{
+    return role == GSMRT_VK_ROLE_WEIGHTS || role == GSMRT_VK_ROLE_KV_HOT || role == GSMRT_VK_ROLE_SCRATCH;
+}
+
+/* Bytes the forced budget counts: device-local blocks of device roles. */
 static uint64_t device_local_held(const struct gsmrt_vk_device *dev)
 {
     uint64_t sum = 0;
-    for (uint32_t h = 0; h < dev->caps.memory.memoryHeapCount; h++)
-        if (dev->caps.memory.memoryHeaps[h].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT)
-            sum += dev->heap_bytes[h];
+    for (const struct gsmrt_vk_block *b = dev->blocks; b; b = b->next)
+        if ((dev->caps.memory.memoryHeaps[b->heap].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT) &&
+            role_wants_device(b->role))
+            sum += b->size;
     return sum;
 }
 
@@ -169,7 +181,8 @@ static gsmrt_status block_create(struct gsmrt_vk_device *dev, enum gsmrt_vk_role
     }
     b->type_index = (uint32_t)type;
     b->heap = dev->caps.memory.memoryTypes[type].heapIndex;
-    bool device_local = dev->caps.memory.memoryHeaps[b->heap].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT;
+    bool device_local = (dev->caps.memory.memoryHeaps[b->heap].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT) &&
+                        role_wants_device(role);
 
     /* The forced budget (tests, and users who share the GPU) and the
      * driver's budget are checked before asking, so the error can say how

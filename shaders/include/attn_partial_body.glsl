@@ -9,11 +9,14 @@
 // arithmetic is shifts: integer division is scalarised on CPU devices.
 //   binding 0  QA     readonly   float [n_tok][n_heads][KV_LORA]   absorbed queries
 //   binding 1  QR     readonly   float [n_tok][q_stride]   roped q_pe at h*q_head + q_off
-//   binding 2  KV     readonly   float [n_slots * page_size][KV_LORA + ROPE_DIM]
-//   binding 3  PAGES  readonly   uint [n_pages]   slot of each logical page
+//   binding 2  KV     readonly   float [n_slots * page_size][KV_LORA + ROPE_DIM]   hot pool
+//   binding 3  PAGES  readonly   uint [n_pages]   entry of each logical page (include/kv_tier.glsl)
 //   binding 4  POS    readonly   int [n_tok]   query positions (keys 0..pos attend)
 //   binding 5  OUT    writeonly  float [n_tok][n_heads][n_splits][2 + KV_LORA]
-//   push       n_heads, q_stride, q_head, q_off, page_size (= PAGE_SIZE, checked by the host), n_splits, scale
+//   binding 6  KVC    readonly   the cold pool, same layout
+//   push       n_heads, q_stride, q_head, q_off, page_size (= PAGE_SIZE, checked by the host), n_splits, scale,
+//              q_tok0 (first token of QA/QR), io_tok0 (first token of POS/OUT): one sequence's
+//              tokens inside a batch
 //   spec       0: WG_SIZE (power of two), 1: SPLIT_LEN keys per split (a multiple of PAGE_SIZE),
 //              2: KV_LORA, 3: ROPE_DIM, 4: PAGE_SIZE (power of two)
 //   dispatch   (n_splits, n_heads, n_tok)
@@ -27,6 +30,7 @@ layout(local_size_x_id = 0) in;
 
 #include "common.glsl"
 #include "reduce.glsl"
+#include "kv_tier.glsl"
 
 layout(set = 0, binding = 0, std430) readonly buffer QA { float qa[]; };
 layout(set = 0, binding = 1, std430) readonly buffer QR { float qr[]; };
@@ -34,23 +38,22 @@ layout(set = 0, binding = 2, std430) readonly buffer KV { float kv[]; };
 layout(set = 0, binding = 3, std430) readonly buffer Pages { uint pages[]; };
 layout(set = 0, binding = 4, std430) readonly buffer Pos { int pos[]; };
 layout(set = 0, binding = 5, std430) writeonly buffer Out { float o[]; };
+layout(set = 0, binding = 6, std430) readonly buffer KVC { float kvc[]; };
 layout(push_constant) uniform Push {
     uint n_heads; uint q_stride; uint q_head; uint q_off; uint page_size; uint n_splits; float scale;
+    uint q_tok0; uint io_tok0;
 } pc;
 
 const uint ROW = KV_LORA + ROPE_DIM;
 shared float sh_q[KV_LORA + ROPE_DIM];
 shared float sh_s[SPLIT_LEN];
 
-uint key_row(uint p)
-{
-    return pages[p / PAGE_SIZE] * PAGE_SIZE + p % PAGE_SIZE;
-}
 
 void main()
 {
-    uint s = gl_WorkGroupID.x, h = gl_WorkGroupID.y, t = gl_WorkGroupID.z, lid = gl_LocalInvocationID.x;
-    uint n_keys = uint(pos[t]) + 1u;
+    uint s = gl_WorkGroupID.x, h = gl_WorkGroupID.y, lid = gl_LocalInvocationID.x;
+    uint t = pc.q_tok0 + gl_WorkGroupID.z, to = pc.io_tok0 + gl_WorkGroupID.z;
+    uint n_keys = uint(pos[to]) + 1u;
     uint begin = s * SPLIT_LEN;
     uint len = begin < n_keys ? min(SPLIT_LEN, n_keys - begin) : 0u;
 
@@ -60,9 +63,11 @@ void main()
 
     float m = -3.0e38;
     for (uint i = lid; i < len; i += WG_SIZE) {
-        uint rb = key_row(begin + i) * ROW;
+        uint p = begin + i, e = pages[p / PAGE_SIZE];
+        uint rb = (entry_slot(e) * PAGE_SIZE + p % PAGE_SIZE) * ROW;
+        bool cold = entry_cold(e);
         float d = 0.0;
-        for (uint j = 0; j < ROW; j++) d += sh_q[j] * kv[rb + j];
+        for (uint j = 0; j < ROW; j++) d += sh_q[j] * KV_AT(cold, rb + j);
         d *= pc.scale;
         sh_s[i] = d;
         m = max(m, d);
@@ -76,14 +81,18 @@ void main()
     }
     l = wg_sum(l);   // its barriers also publish sh_s to the whole workgroup
 
-    uint ob = ((t * pc.n_heads + h) * pc.n_splits + s) * (2 + KV_LORA);
+    uint ob = ((to * pc.n_heads + h) * pc.n_splits + s) * (2 + KV_LORA);
     // page by page: one table lookup per page, rows contiguous within it
     for (uint j = lid; j < KV_LORA; j += WG_SIZE) {
         float acc = 0.0;
         for (uint i0 = 0; i0 < len; i0 += PAGE_SIZE) {
-            uint rb = pages[(begin + i0) / PAGE_SIZE] * PAGE_SIZE * ROW + j;
+            uint e = pages[(begin + i0) / PAGE_SIZE];
+            uint rb = entry_slot(e) * PAGE_SIZE * ROW + j;
             uint n = min(PAGE_SIZE, len - i0);
-            for (uint r = 0; r < n; r++) acc += sh_s[i0 + r] * kv[rb + r * ROW];
+            if (entry_cold(e))
+                for (uint r = 0; r < n; r++) acc += sh_s[i0 + r] * kvc[rb + r * ROW];
+            else
+                for (uint r = 0; r < n; r++) acc += sh_s[i0 + r] * kv[rb + r * ROW];
         }
         o[ob + 2 + j] = acc;
     }

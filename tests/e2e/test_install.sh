@@ -35,8 +35,9 @@ for prog in "$tmp/embed_pc" "$tmp/consumer/embed_cmake"; do
   name=$(basename "$prog")
   "$prog" "$model" > "$tmp/$name.out" 2> "$tmp/$name.err"
   check "$name runs" [ $? -eq 0 ]
-  check "$name streams a first answer" grep -q "answer 1: [1-9][0-9]* tokens" "$tmp/$name.out"
-  check "$name cancels the second answer and keeps it" grep -q "answer 2: GSMRT_OK, .* stop cancelled" "$tmp/$name.out"
+  check "$name streams a first answer" grep -q "answer 1: GSMRT_OK, [1-9][0-9]* tokens" "$tmp/$name.out"
+  check "$name cancels the second answer and keeps it" grep -q "answer 2: GSMRT_OK, [1-9][0-9]* tokens, stop cancelled" "$tmp/$name.out"
+  check "$name prints the GSM figures of a gated answer" grep -q "answer 2: .* GSM: [1-9][0-9]* gated steps, [0-9]* of [1-9][0-9]* cold pages computed" "$tmp/$name.out"
 done
 echo "$passes passed, $failures failed"
 [ $failures -eq 0 ]

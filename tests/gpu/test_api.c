@@ -219,6 +219,7 @@ static void test_cancel_from_another_thread(void **state)
     gp.top_k = 0;
     gp.top_p = 1.0f;
     gp.min_p = 0.0f;
+    gp.ignore_eos = true;   /* the answer never ends by itself: the cancel always lands, however slow the run */
     assert_int_equal(gsmrt_session_add_message(s, GSMRT_ROLE_USER, "Tell me a long story."), GSMRT_OK);
     struct canceller c = {s, 5, 0};
     pthread_t th;
@@ -227,13 +228,8 @@ static void test_cancel_from_another_thread(void **state)
     gsmrt_status st = gsmrt_session_generate(s, &gp, cancel_after, &c, &r);
     pthread_join(th, NULL);
     assert_int_equal(st, GSMRT_OK);
-    if (r.stop != GSMRT_STOP_CANCELLED) {
-        /* the model may end its turn before 5 tokens: then nothing was cancelled */
-        assert_int_equal(r.stop, GSMRT_STOP_EOS);
-        assert_true(r.n_tokens < 5);
-    } else {
-        assert_true(r.n_tokens >= 5);   /* the partial answer is kept */
-    }
+    assert_int_equal(r.stop, GSMRT_STOP_CANCELLED);
+    assert_true(r.n_tokens >= 5);   /* the partial answer is kept */
     /* the chat goes on */
     gp.max_tokens = 4;
     assert_int_equal(gsmrt_session_add_message(s, GSMRT_ROLE_USER, "Thanks."), GSMRT_OK);
@@ -271,6 +267,119 @@ static void test_prompt_longer_than_context(void **state)
     gsmrt_session_destroy(s);
 }
 
+/* Continuous batching: three sessions (dense, GSM keep, GSM swap, gate 0)
+ * completed together give, token for token, what each gives alone; the GSM
+ * statistics count gated steps and, under swap, hold fewer KV bytes on the
+ * device than dense. */
+struct batch_out {
+    int32_t ids[3][64];
+    uint32_t n[3];
+};
+
+static bool collect_indexed(void *user, size_t index, const gsmrt_token *t)
+{
+    struct batch_out *o = user;
+    if (o->n[index] < 64) o->ids[index][o->n[index]++] = t->id;
+    return true;
+}
+
+static void test_batch_equals_alone(void **state)
+{
+    struct fixture *f = *state;
+    static const char *const settings[3] = {NULL, "dense_fallback=0;low_freq_policy=keep;gate_threshold=0;min_context=16;warmup_steps=0;window=16;hot_pages=0;page_size=8",
+                                            "dense_fallback=0;low_freq_policy=swap;gate_threshold=0;min_context=16;warmup_steps=0;"
+                                            "window=16;sink_tokens=4;hot_pages=1;page_size=8"};
+    static const char *const prompts[3] = {
+        "Remember: my code is 4821. The weather was mild and the river ran slow past the mill, where the miller "
+        "counted sacks of grain all afternoon.",
+        "Once upon a time",
+        "The quick brown fox jumps over the lazy dog, and then the dog, rather annoyed, chased the fox around the "
+        "farmyard until both of them fell asleep in the hay. What is my code?"};
+    gsmrt_session *ss[3];
+    for (int i = 0; i < 3; i++) {
+        gsmrt_session_params sp;
+        gsmrt_session_params_init(&sp, sizeof sp);
+        sp.n_ctx = 512;
+        sp.gsm_settings = settings[i];
+        assert_int_equal(gsmrt_session_create(f->m, &sp, &ss[i]), GSMRT_OK);
+    }
+    gsmrt_generate_params gp;
+    gsmrt_generate_params_init(&gp, sizeof gp);
+    gp.max_tokens = 40;
+    gp.temperature = 0;
+    gp.ignore_eos = true;
+    struct batch_out together = {0};
+    gsmrt_generate_result r[3] = {{.struct_size = sizeof r[0]}, {.struct_size = sizeof r[0]}, {.struct_size = sizeof r[0]}};
+    assert_int_equal(gsmrt_complete_batch(ss, prompts, 3, &gp, collect_indexed, &together, r), GSMRT_OK);
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(r[i].n_tokens, 40);
+        gsmrt_session_reset(ss[i]);
+        gsmrt_generate_result r1 = {.struct_size = sizeof r1};
+        struct ids alone = {{0}, 0};
+        assert_int_equal(gsmrt_session_complete(ss[i], prompts[i], &gp, collect, &alone, &r1), GSMRT_OK);
+        assert_int_equal(r1.n_tokens, 40);
+        for (int k = 0; k < 40; k++)
+            if (alone.v[k] != together.ids[i][k])
+                fail_msg("sequence %d token %d: %d batched, %d alone", i, k, together.ids[i][k], alone.v[k]);
+    }
+    gsmrt_gsm_stats st[3];
+    for (int i = 0; i < 3; i++) {
+        st[i].struct_size = sizeof st[i];
+        assert_int_equal(gsmrt_session_gsm_stats(ss[i], &st[i]), GSMRT_OK);
+    }
+    assert_false(st[0].enabled);
+    assert_true(st[1].enabled && !st[1].swap && st[1].steps > 0);
+    assert_true(st[2].enabled && st[2].swap && st[2].steps > 0 && st[2].pages_demoted > 0);
+    assert_true(st[2].kv_device_bytes < st[0].kv_device_bytes && st[2].kv_host_bytes > 0);
+    printf("batch of 3 = alone; KV device bytes: dense %llu, keep %llu, swap %llu (+ %llu host)\n",
+           (unsigned long long)st[0].kv_device_bytes, (unsigned long long)st[1].kv_device_bytes,
+           (unsigned long long)st[2].kv_device_bytes, (unsigned long long)st[2].kv_host_bytes);
+    for (int i = 0; i < 3; i++) gsmrt_session_destroy(ss[i]);
+}
+
+/* Head groups from a calibration, picked per request as a profile: with the
+ * gate at 0 every grouping is exact, so the answer equals dense attention's
+ * token for token; an unknown profile is refused before anything changes. */
+static void test_profile_per_request(void **state)
+{
+    struct fixture *f = *state;
+    char calib[512];
+    const char *slash = strrchr(model_path(), '/');
+    snprintf(calib, sizeof calib, "%.*s/gsm-tiny.calib.json", slash ? (int)(slash - model_path()) : 1,
+             slash ? model_path() : ".");
+    assert_int_equal(gsmrt_model_load_profile(f->m, "tiny", calib), GSMRT_OK);
+    gsmrt_session *dense, *gated;
+    gsmrt_session_params sp;
+    gsmrt_session_params_init(&sp, sizeof sp);
+    sp.n_ctx = 1024;
+    assert_int_equal(gsmrt_session_create(f->m, &sp, &dense), GSMRT_OK);
+    sp.gsm_settings = "dense_fallback=0;gate_threshold=0;min_context=64;warmup_steps=0;page_size=16";
+    assert_int_equal(gsmrt_session_create(f->m, &sp, &gated), GSMRT_OK);
+    gsmrt_generate_params gp;
+    gsmrt_generate_params_init(&gp, sizeof gp);
+    gp.max_tokens = 24;
+    gp.temperature = 0;
+    gp.ignore_eos = true;
+    char prompt[1200];
+    size_t n = 0;
+    for (int i = 0; n + 60 < sizeof prompt; i++)
+        n += (size_t)snprintf(prompt + n, sizeof prompt - n, "Remember: item %d costs %d coins. ", i, 17 * i + 3);
+    struct ids a = {{0}, 0}, b = {{0}, 0};
+    gsmrt_generate_result r = {.struct_size = sizeof r};
+    assert_int_equal(gsmrt_session_complete(dense, prompt, &gp, collect, &a, &r), GSMRT_OK);
+    gp.profile = "nope";
+    assert_int_equal(gsmrt_session_complete(gated, prompt, &gp, collect, &b, &r), GSMRT_E_INVALID_ARGUMENT);
+    assert_non_null(strstr(gsmrt_context_last_error(f->ctx), "tiny"));   /* lists the loaded ones */
+    assert_int_equal(b.n, 0);
+    gp.profile = "tiny";
+    assert_int_equal(gsmrt_session_complete(gated, prompt, &gp, collect, &b, &r), GSMRT_OK);
+    assert_true(r.gsm_steps > 0);
+    assert_int_equal(a.n, b.n);
+    assert_memory_equal(a.v, b.v, a.n * sizeof a.v[0]);
+    gsmrt_session_destroy(dense);
+    gsmrt_session_destroy(gated);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -278,6 +387,8 @@ int main(void)
         cmocka_unit_test(test_older_params_structs),
         cmocka_unit_test(test_cancel_from_another_thread),
         cmocka_unit_test(test_prompt_longer_than_context),
+        cmocka_unit_test(test_batch_equals_alone),
+        cmocka_unit_test(test_profile_per_request),
     };
     const struct CMUnitTest threads[] = {cmocka_unit_test(test_two_contexts_two_threads)};
     int failed = cmocka_run_group_tests_name("api", tests, setup, teardown);

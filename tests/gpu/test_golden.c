@@ -147,7 +147,7 @@ static float *all_logits(struct gpu *gp, struct loaded *l, const int32_t *ids, s
     uint32_t V = l->hp.n_vocab;
     struct gsmrt_kv_cache *kv;
     struct gsmrt_forward *f;
-    GPU_OK(gsmrt_kv_cache_create(gp->dev, &l->hp, 1024, 32, &kv, &gpu_err));
+    GPU_OK(gsmrt_kv_cache_create(gp->dev, &l->hp, 1024, 32, 0, 0, &kv, &gpu_err));
     GPU_OK(gsmrt_forward_create(l->m, step, 1024, &f, &gpu_err));
     float *out = malloc(n * V * sizeof *out);
     for (size_t t = 0; t < n; t += step) {
@@ -219,7 +219,7 @@ static void test_greedy(void **state)
         int32_t *want = ids_of(cJSON_GetObjectItem(cJSON_GetArrayItem(cases, ci), "greedy"), &n_greedy);
         struct gsmrt_kv_cache *kv;
         struct gsmrt_forward *f;
-        GPU_OK(gsmrt_kv_cache_create(gp->dev, &l.hp, 1024, 32, &kv, &gpu_err));
+        GPU_OK(gsmrt_kv_cache_create(gp->dev, &l.hp, 1024, 32, 0, 0, &kv, &gpu_err));
         GPU_OK(gsmrt_forward_create(l.m, 64, 1024, &f, &gpu_err));
         for (size_t t = 0; t < n; t += 64) {
             uint32_t k = n - t < 64 ? (uint32_t)(n - t) : 64;

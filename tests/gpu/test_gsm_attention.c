@@ -8,7 +8,12 @@
  *   - threshold > 0: per head, the softmax mass actually skipped (measured
  *     against dense attention in double) never exceeds the bound the gate
  *     reported, the gate value bounds the whole cold share, and the output
- *     moves by at most 2 * skipped * max|v|.
+ *     moves by at most 2 * skipped * max|v|;
+ *   - head groups: pages a group keeps HOT (in the hot pool) are computed
+ *     first for its heads; the other group has threshold 0;
+ *   - page_mass: each page's share of the mass (threshold 0: the dense share)
+ *     and how many heads read it;
+ *   - the query and the output at other tokens of batch-sized buffers.
  * Two kinds of cache: uniform random keys (bounds are loose, nothing can be
  * skipped) and structured keys (each page clustered around its own centre,
  * strong keys in the active pages, as a real chat has them), where the gate
@@ -52,9 +57,12 @@ static void run(struct gpu *g, float q_gain, float threshold, bool structured)
     }
     const float scale = 1.0f / sqrtf(48.0f);
 
-    /* the hot pool holds the active pages (slots in a scrambled order), the cold pool the rest */
-    float *hot = calloc((size_t)8 * P * ROW, 4), *cold = calloc((size_t)n_cold * P * ROW, 4);
-    uint32_t active_slots[5] = {6, 2, 7, 0, 4}, cold_info[N_PAGES][2], cold_slots[N_PAGES], cold_logical[N_PAGES];
+    /* the hot pool holds the active pages (slots in a scrambled order) and
+     * three listed pages group 0 keeps HOT (forced for heads 0-2); the cold
+     * pool the rest. Heads 3-4 are group 1, threshold 0 (always exact). */
+    const uint32_t n_forced = 3, n_hot_slots = 8 + n_forced;
+    float *hot = calloc((size_t)n_hot_slots * P * ROW, 4), *cold = calloc((size_t)n_cold * P * ROW, 4);
+    uint32_t active_slots[5] = {6, 2, 7, 0, 4}, cold_list[N_PAGES][4], summ_list[N_PAGES][3], cold_logical[N_PAGES];
     for (uint32_t i = 0; i < n_active; i++)
         memcpy(hot + (size_t)active_slots[i] * P * ROW, keys + (size_t)active[i] * P * ROW, P * ROW * 4);
     uint32_t c = 0;
@@ -62,42 +70,68 @@ static void run(struct gpu *g, float q_gain, float threshold, bool structured)
         if (is_active[pg]) continue;
         uint32_t slot = (c * 13 + 3) % n_cold;   /* 13 is coprime with 35 */
         memcpy(cold + (size_t)slot * P * ROW, keys + (size_t)pg * P * ROW, P * ROW * 4);
-        cold_info[c][0] = slot, cold_info[c][1] = P, cold_slots[c] = slot, cold_logical[c] = pg;
+        bool forced = c % 11 == 5;   /* c = 5, 16, 27 */
+        uint32_t entry = slot | 0x80000000u;
+        if (forced) {
+            entry = 8 + c / 11;
+            memcpy(hot + (size_t)entry * P * ROW, keys + (size_t)pg * P * ROW, P * ROW * 4);
+        }
+        cold_list[c][0] = entry, cold_list[c][1] = P, cold_list[c][2] = c, cold_list[c][3] = forced ? 1u : 0u;
+        summ_list[c][0] = slot, summ_list[c][1] = P, summ_list[c][2] = c;   /* summaries from the cold copy */
+        cold_logical[c] = pg;
         c++;
+    }
+    uint32_t heads[H][2];
+    for (uint32_t h = 0; h < H; h++) {
+        float t = h < 3 ? threshold : 0.0f;
+        heads[h][0] = h < 3 ? 0 : 1;
+        memcpy(&heads[h][1], &t, 4);
     }
     int32_t last_pos = (int32_t)((n_active - 1) * P + LAST_ROWS - 1);   /* active keys - 1 */
     uint32_t n_exact = (uint32_t)((last_pos + 1 + 255) / 256), n_total = n_exact + n_cold;
 
-    struct gsmrt_vk_buf b[14];
-    struct gsmrt_vk_range r[14];
-    upload_buf(g, GSMRT_VK_ROLE_SCRATCH, qa, sizeof qa, &b[0], &r[0]);
-    upload_buf(g, GSMRT_VK_ROLE_SCRATCH, qr, sizeof qr, &b[1], &r[1]);
-    upload_buf(g, GSMRT_VK_ROLE_KV_HOT, hot, (size_t)8 * P * ROW * 4, &b[2], &r[2]);
+    /* the query is token 2 of a 3-token batch; the output goes to token 1 */
+    float qa3[3 * H * KVL] = {0}, qr3[3 * H * R] = {0};
+    memcpy(qa3 + 2 * H * KVL, qa, sizeof qa);
+    memcpy(qr3 + 2 * H * R, qr, sizeof qr);
+    struct gsmrt_vk_buf b[15];
+    struct gsmrt_vk_range r[15];
+    upload_buf(g, GSMRT_VK_ROLE_SCRATCH, qa3, sizeof qa3, &b[0], &r[0]);
+    upload_buf(g, GSMRT_VK_ROLE_SCRATCH, qr3, sizeof qr3, &b[1], &r[1]);
+    upload_buf(g, GSMRT_VK_ROLE_KV_HOT, hot, (size_t)n_hot_slots * P * ROW * 4, &b[2], &r[2]);
     upload_buf(g, GSMRT_VK_ROLE_SCRATCH, active_slots, sizeof active_slots, &b[3], &r[3]);
     upload_buf(g, GSMRT_VK_ROLE_SCRATCH, &last_pos, 4, &b[4], &r[4]);
     upload_buf(g, GSMRT_VK_ROLE_KV_COLD, cold, (size_t)n_cold * P * ROW * 4, &b[5], &r[5]);
-    float *zeros = calloc((size_t)n_cold * 2 * ROW + H * n_total * (2 + KVL), 4);
+    size_t n_zero = (size_t)n_cold * 2 * ROW + (size_t)H * n_total * (2 + KVL) + (3 + H) * n_cold;
+    float *zeros = calloc(n_zero, 4);
     upload_buf(g, GSMRT_VK_ROLE_SCRATCH, zeros, (size_t)n_cold * 2 * ROW * 4, &b[6], &r[6]);   /* summaries */
-    upload_buf(g, GSMRT_VK_ROLE_SCRATCH, cold_info, n_cold * 8, &b[7], &r[7]);
-    upload_buf(g, GSMRT_VK_ROLE_SCRATCH, cold_slots, n_cold * 4, &b[8], &r[8]);
+    upload_buf(g, GSMRT_VK_ROLE_SCRATCH, cold_list, n_cold * 16, &b[7], &r[7]);
+    upload_buf(g, GSMRT_VK_ROLE_SCRATCH, heads, sizeof heads, &b[8], &r[8]);
     upload_buf(g, GSMRT_VK_ROLE_SCRATCH, zeros, H * n_cold * 4, &b[9], &r[9]);                    /* ub */
     upload_buf(g, GSMRT_VK_ROLE_SCRATCH, zeros, H * n_cold * 4, &b[10], &r[10]);                  /* sel */
     upload_buf(g, GSMRT_VK_ROLE_SCRATCH, zeros, H * 4 * 4, &b[11], &r[11]);                       /* info */
     upload_buf(g, GSMRT_VK_ROLE_SCRATCH, zeros, (size_t)H * n_total * (2 + KVL) * 4, &b[12], &r[12]);
-    upload_buf(g, GSMRT_VK_ROLE_SCRATCH, zeros, H * KVL * 4, &b[13], &r[13]);                     /* out */
+    upload_buf(g, GSMRT_VK_ROLE_SCRATCH, zeros, 2 * H * KVL * 4, &b[13], &r[13]);                 /* out */
+    upload_buf(g, GSMRT_VK_ROLE_SCRATCH, zeros, (3 + H) * n_cold * 4, &b[14], &r[14]);            /* mass */
+    struct gsmrt_vk_buf sb;
+    struct gsmrt_vk_range sr;
+    upload_buf(g, GSMRT_VK_ROLE_SCRATCH, summ_list, n_cold * 12, &sb, &sr);
 
     GPU_OK(gsmrt_vk_rec_begin(g->rec, &gpu_err));
-    GPU_OK(gsmrt_k_page_summary(g->rec, &r[5], &r[7], &r[6], n_cold, ROW, P, &gpu_err));
+    GPU_OK(gsmrt_k_page_summary(g->rec, &r[5], &sr, &r[6], n_cold, ROW, P, &gpu_err));
     gsmrt_vk_rec_barrier(g->rec);
-    struct gsmrt_k_attn_gsm ap = {H, KVL, R, P, R, 0, (uint32_t)last_pos + 1, n_cold, scale, threshold};
-    GPU_OK(gsmrt_k_attn_gsm(g->rec, &ap, &r[0], &r[1], &r[2], &r[3], &r[4], &r[5], &r[6], &r[7], &r[8], &r[9],
-                            &r[10], &r[11], &r[12], &r[13], &gpu_err));
+    struct gsmrt_k_attn_gsm ap = {H, KVL, R, P, H * R, R, 0, 2, 1, (uint32_t)last_pos + 1, n_cold, scale};
+    struct gsmrt_k_attn_gsm_bufs bufs = {r[0], r[1], r[2], r[5], r[3], r[4], r[6], r[7], r[8],
+                                         r[9], r[10], r[11], r[12], r[14], r[13]};
+    GPU_OK(gsmrt_k_attn_gsm(g->rec, &ap, &bufs, &gpu_err));
     submit(g);
-    float out[H * KVL], info[H * 4];
+    float out[H * KVL], info[H * 4], mass[3 * N_PAGES];
     uint32_t sel[H * N_PAGES];
-    GPU_OK(gsmrt_vk_download(g->dev, &b[13], 0, out, sizeof out, &gpu_err));
+    GPU_OK(gsmrt_vk_download(g->dev, &b[13], H * KVL * 4, out, sizeof out, &gpu_err));
     GPU_OK(gsmrt_vk_download(g->dev, &b[11], 0, info, sizeof info, &gpu_err));
     GPU_OK(gsmrt_vk_download(g->dev, &b[10], 0, sel, H * n_cold * 4, &gpu_err));
+    GPU_OK(gsmrt_vk_download(g->dev, &b[14], 0, mass, 3 * n_cold * 4, &gpu_err));
+    double want_mass[N_PAGES] = {0};
 
     for (uint32_t h = 0; h < H; h++) {
         /* dense softmax over every key, in double */
@@ -120,11 +154,8 @@ static void run(struct gpu *g, float q_gain, float threshold, bool structured)
             if (is_active[pg]) continue;
             cold_share += pk;
             bool selected = false;
-            for (uint32_t i = 0; i < (uint32_t)info[4 * h]; i++) {
-                uint32_t ci = 0;
-                while (cold_slots[ci] != sel[h * n_cold + i]) ci++;
-                if (cold_logical[ci] == pg) selected = true;
-            }
+            for (uint32_t i = 0; i < (uint32_t)info[4 * h]; i++)
+                if (cold_logical[sel[h * n_cold + i]] == pg) selected = true;
             if (!selected) skipped += pk;
         }
         double err = 0, ref_sq = 0;
@@ -132,7 +163,13 @@ static void run(struct gpu *g, float q_gain, float threshold, bool structured)
             err = fmax(err, fabs(out[h * KVL + j] - dense[j]));
             ref_sq += dense[j] * dense[j];
         }
-        if (threshold == 0.0f) {
+        float head_threshold = h < 3 ? threshold : 0.0f;
+        /* the pages group 0 keeps HOT come first in its heads' selection */
+        for (uint32_t i = 0; h < 3 && i < n_forced; i++) assert_int_equal(sel[h * n_cold + i] % 11, 5);
+        if (threshold == 0.0f)   /* every page computed: each page's share of the dense mass */
+            for (uint32_t ci = 0; ci < n_cold; ci++)
+                for (uint32_t k = 0; k < P; k++) want_mass[ci] += exp(s[cold_logical[ci] * P + k] - m) / l / H;
+        if (head_threshold == 0.0f) {
             assert_int_equal((uint32_t)info[4 * h], n_cold);
             double nmse = 0;
             for (int j = 0; j < KVL; j++) nmse += (out[h * KVL + j] - dense[j]) * (out[h * KVL + j] - dense[j]);
@@ -140,7 +177,7 @@ static void run(struct gpu *g, float q_gain, float threshold, bool structured)
         }
         if (!(skipped <= info[4 * h + 2] + 1e-6))
             fail_msg("head %u: skipped mass %.6g above the reported bound %.6g", h, skipped, info[4 * h + 2]);
-        if (!(info[4 * h + 2] <= threshold + 1e-6)) fail_msg("head %u: skip bound above the threshold", h);
+        if (!(info[4 * h + 2] <= head_threshold + 1e-6)) fail_msg("head %u: skip bound above the threshold", h);
         if (!(cold_share <= info[4 * h + 1] + 1e-6))
             fail_msg("head %u: cold share %.6g above the gate value %.6g", h, cold_share, info[4 * h + 1]);
         if (!(err <= 2 * skipped * vmax + 1e-5)) fail_msg("head %u: output moved by %.3g", h, err);
@@ -149,7 +186,17 @@ static void run(struct gpu *g, float q_gain, float threshold, bool structured)
                structured ? "structured" : "uniform   ", q_gain, threshold, h, info[4 * h + 1], (uint32_t)info[4 * h], n_cold, skipped, info[4 * h + 2], err);
         free(s);
     }
-    for (int i = 0; i < 14; i++) gsmrt_vk_buf_free(g->dev, &b[i]);
+    for (uint32_t ci = 0; ci < n_cold; ci++) {
+        if (threshold == 0.0f && !(fabs(mass[ci] - want_mass[ci]) <= 1e-5 + 1e-4 * want_mass[ci]))
+            fail_msg("page %u: mass %.6g, dense share %.6g", cold_logical[ci], mass[ci], want_mass[ci]);
+        uint32_t readers = 0;
+        for (uint32_t h = 0; h < H; h++)
+            for (uint32_t i = 0; i < (uint32_t)info[4 * h]; i++) readers += sel[h * n_cold + i] == ci;
+        assert_int_equal((uint32_t)mass[2 * n_cold + ci], readers);
+        if (ci % 11 == 5) assert_true(readers == H);   /* forced for 0-2, exact for 3-4 */
+    }
+    gsmrt_vk_buf_free(g->dev, &sb);
+    for (int i = 0; i < 15; i++) gsmrt_vk_buf_free(g->dev, &b[i]);
     free(keys), free(hot), free(cold), free(zeros);
 }
 

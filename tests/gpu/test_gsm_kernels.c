@@ -22,9 +22,10 @@ static void test_summaries_and_bounds(void **state)
     float *kv = malloc(n_kv * 4);
     ref_fill_uniform(kv, n_kv, 5, -2, 2);
     /* pages in a scrambled order, the last one partly filled */
-    uint32_t list[7][2] = {{3, P}, {17, P}, {0, P}, {9, P}, {11, P}, {5, P}, {14, 13}};
-    uint32_t n_list = 7, pages[7];
-    for (uint32_t i = 0; i < n_list; i++) pages[i] = list[i][0];
+    /* summaries kept by logical page: index = the slot here */
+    uint32_t list[7][3] = {{3, P, 3}, {17, P, 17}, {0, P, 0}, {9, P, 9}, {11, P, 11}, {5, P, 5}, {14, 13, 14}};
+    uint32_t n_list = 7, pages[7][4];
+    for (uint32_t i = 0; i < n_list; i++) pages[i][0] = list[i][0], pages[i][1] = list[i][1], pages[i][2] = list[i][2], pages[i][3] = 0;
     struct gsmrt_vk_buf kvb, lb, sb, pb, qab, qrb, ubb;
     struct gsmrt_vk_range kvr, lr, sr, pr, qar, qrr, ubr;
     upload_buf(g, GSMRT_VK_ROLE_KV_HOT, kv, n_kv * 4, &kvb, &kvr);
@@ -32,11 +33,12 @@ static void test_summaries_and_bounds(void **state)
     upload_buf(g, GSMRT_VK_ROLE_SCRATCH, pages, sizeof pages, &pb, &pr);
     float *sum0 = calloc((size_t)n_slots * 2 * ROW, 4);
     upload_buf(g, GSMRT_VK_ROLE_SCRATCH, sum0, (size_t)n_slots * 2 * ROW * 4, &sb, &sr);
-    float qa[H * KVL], *qr = malloc(q_stride * 4);
-    ref_fill_uniform(qa, H * KVL, 6, -1, 1);
-    ref_fill_uniform(qr, q_stride, 7, -1, 1);
-    upload_buf(g, GSMRT_VK_ROLE_SCRATCH, qa, sizeof qa, &qab, &qar);
-    upload_buf(g, GSMRT_VK_ROLE_SCRATCH, qr, q_stride * 4, &qrb, &qrr);
+    /* the query is the second token of the buffers (q_tok0 = 1) */
+    float qa2[2 * H * KVL], *qr2 = malloc(2 * q_stride * 4), *qa = qa2 + H * KVL, *qr = qr2 + q_stride;
+    ref_fill_uniform(qa2, 2 * H * KVL, 6, -1, 1);
+    ref_fill_uniform(qr2, 2 * q_stride, 7, -1, 1);
+    upload_buf(g, GSMRT_VK_ROLE_SCRATCH, qa2, sizeof qa2, &qab, &qar);
+    upload_buf(g, GSMRT_VK_ROLE_SCRATCH, qr2, 2 * q_stride * 4, &qrb, &qrr);
     GPU_OK(gsmrt_vk_buf_alloc(g->dev, GSMRT_VK_ROLE_SCRATCH, H * n_list * 4, &ubb, &gpu_err));
     GPU_OK(gsmrt_vk_buf_whole(g->dev, &ubb, &ubr, &gpu_err));
     const float scale = 1.0f / sqrtf(48.0f);
@@ -44,7 +46,7 @@ static void test_summaries_and_bounds(void **state)
     GPU_OK(gsmrt_vk_rec_begin(g->rec, &gpu_err));
     GPU_OK(gsmrt_k_page_summary(g->rec, &kvr, &lr, &sr, n_list, ROW, P, &gpu_err));
     gsmrt_vk_rec_barrier(g->rec);
-    struct gsmrt_k_gate_bound gb = {H, n_list, KVL, R, 48, 32, scale};
+    struct gsmrt_k_gate_bound gb = {H, n_list, KVL, R, 48, 32, q_stride, 1, scale};
     GPU_OK(gsmrt_k_gate_bound(g->rec, &gb, &qar, &qrr, &sr, &pr, &ubr, &gpu_err));
     submit(g);
 
@@ -77,7 +79,7 @@ static void test_summaries_and_bounds(void **state)
     gsmrt_vk_buf_free(g->dev, &kvb), gsmrt_vk_buf_free(g->dev, &lb), gsmrt_vk_buf_free(g->dev, &sb);
     gsmrt_vk_buf_free(g->dev, &pb), gsmrt_vk_buf_free(g->dev, &qab), gsmrt_vk_buf_free(g->dev, &qrb);
     gsmrt_vk_buf_free(g->dev, &ubb);
-    free(kv), free(sum0), free(sum), free(qr);
+    free(kv), free(sum0), free(sum), free(qr2);
 }
 
 int main(void)

@@ -220,7 +220,7 @@ static void attn_body(struct gpu *g)
             upload_buf(g, GSMRT_VK_ROLE_SCRATCH, rows, (size_t)n_keys * ROW * 4, &rb, &rr);
             upload_buf(g, GSMRT_VK_ROLE_SCRATCH, all_pos, n_keys * 4, &apb, &apr);
             GPU_OK(gsmrt_vk_rec_begin(g->rec, &gpu_err));
-            GPU_OK(gsmrt_k_kv_store(g->rec, &rr, &pgr, &apr, &kvr, n_keys, ROW, ROW, P, &gpu_err));
+            GPU_OK(gsmrt_k_kv_store(g->rec, &rr, &pgr, &apr, &kvr, n_keys, 0, ROW, ROW, P, &gpu_err));
             submit(g);
             for (uint32_t p = 0; p < n_keys; p++)
                 memcpy(kv + ((size_t)pages[p / P] * P + p % P) * ROW, rows + (size_t)p * ROW, ROW * 4);
@@ -246,7 +246,7 @@ static void attn_body(struct gpu *g)
             scratch(g, n_tok * H * KVL * 4, &outb, &outr);
             struct gsmrt_k_attn p = {n_tok, H, KVL, R, q_stride, 48, 32, P, n_keys, scale};
             GPU_OK(gsmrt_vk_rec_begin(g->rec, &gpu_err));
-            GPU_OK(gsmrt_k_attn_mla(g->rec, &p, &qar, &qrr, &kvr, &pgr, &qpr, &partr, &outr, &gpu_err));
+            GPU_OK(gsmrt_k_attn_mla(g->rec, &p, &qar, &qrr, &kvr, NULL, &pgr, &qpr, &partr, &outr, &gpu_err));
             submit(g);
             float *got = dl(g, &outb, n_tok * H * KVL * 4);
             char what[64];
@@ -261,6 +261,60 @@ static void attn_body(struct gpu *g)
 }
 
 static void test_attention(void **state) { for_each_variant(*state, attn_body); }
+
+/* Pages split over two pools (entries with the cold bit read the second
+ * buffer, shaders/include/kv_tier.glsl) and one sequence's tokens in the
+ * middle of a batch's buffers (tok0): decode and prefill against the
+ * reference over the same rows in one flat cache. */
+static void attn_tiers_batch_body(struct gpu *g)
+{
+    const uint32_t H = 4, KVL = 64, R = 16, ROW = KVL + R, P = 32, q_stride = 4 * 48, T = 9, tok0 = 3;
+    const uint32_t n_keys = 700, n_pages = (n_keys + P - 1) / P, n_hot = 8, n_cold = n_pages;
+    for (uint32_t n_tok = 1; n_tok <= 5; n_tok += 4) {
+        /* page p: even pages cold (slot n_pages - 1 - p), odd pages hot while slots last */
+        uint32_t *entries = malloc(n_pages * 4), *flat = malloc(n_pages * 4), hot_used = 0;
+        for (uint32_t p = 0; p < n_pages; p++) {
+            bool hot = p % 2 == 1 && hot_used < n_hot;
+            uint32_t slot = hot ? hot_used++ : n_pages - 1 - p;
+            entries[p] = hot ? slot : slot | 0x80000000u;
+            flat[p] = hot ? slot : n_hot + slot;   /* the reference's cache: hot slots, then cold */
+        }
+        float *flat_kv = calloc((size_t)(n_hot + n_cold) * P * ROW, 4);
+        ref_fill_uniform(flat_kv, (size_t)(n_hot + n_cold) * P * ROW, 31, -1, 1);
+        int32_t pos[9] = {0};
+        for (uint32_t t = 0; t < n_tok; t++) pos[tok0 + t] = (int32_t)(n_keys - n_tok + t);
+        float *qa = malloc(T * H * KVL * 4), *qr = malloc(T * q_stride * 4), *want = malloc(n_tok * H * KVL * 4);
+        ref_fill_uniform(qa, T * H * KVL, 32, -1, 1);
+        ref_fill_uniform(qr, T * q_stride, 33, -1, 1);
+        float scale = 1.0f / sqrtf(48.0f);
+        ref_attn_mla(qa + tok0 * H * KVL, qr + tok0 * q_stride, flat_kv, flat, pos + tok0, want, n_tok, H, KVL, R,
+                     q_stride, 48, 32, P, scale);
+        struct gsmrt_vk_buf hb, cb, eb, qab, qrb, pb, partb, outb;
+        struct gsmrt_vk_range hr, cr, er, qar, qrr, pr, partr, outr;
+        upload_buf(g, GSMRT_VK_ROLE_KV_HOT, flat_kv, (size_t)n_hot * P * ROW * 4, &hb, &hr);
+        upload_buf(g, GSMRT_VK_ROLE_KV_COLD, flat_kv + (size_t)n_hot * P * ROW, (size_t)n_cold * P * ROW * 4, &cb, &cr);
+        upload_buf(g, GSMRT_VK_ROLE_SCRATCH, entries, n_pages * 4, &eb, &er);
+        upload_buf(g, GSMRT_VK_ROLE_SCRATCH, qa, T * H * KVL * 4, &qab, &qar);
+        upload_buf(g, GSMRT_VK_ROLE_SCRATCH, qr, T * q_stride * 4, &qrb, &qrr);
+        upload_buf(g, GSMRT_VK_ROLE_SCRATCH, pos, T * 4, &pb, &pr);
+        uint32_t splits = gsmrt_k_attn_splits(n_keys) + 1;   /* a batch's larger stride */
+        scratch(g, (size_t)T * H * splits * (2 + KVL) * 4, &partb, &partr);
+        scratch(g, T * H * KVL * 4, &outb, &outr);
+        struct gsmrt_k_attn p = {n_tok, H, KVL, R, q_stride, 48, 32, P, n_keys, scale, tok0, splits};
+        GPU_OK(gsmrt_vk_rec_begin(g->rec, &gpu_err));
+        GPU_OK(gsmrt_k_attn_mla(g->rec, &p, &qar, &qrr, &hr, &cr, &er, &pr, &partr, &outr, &gpu_err));
+        submit(g);
+        float *got = dl(g, &outb, T * H * KVL * 4);
+        fail_if_nmse(n_tok == 1 ? "two-tier decode at tok0 3" : "two-tier prefill at tok0 3", got + tok0 * H * KVL,
+                     want, n_tok * H * KVL, 1e-9);
+        free(got);
+        struct gsmrt_vk_buf *bufs[] = {&hb, &cb, &eb, &qab, &qrb, &pb, &partb, &outb};
+        for (size_t i = 0; i < 8; i++) gsmrt_vk_buf_free(g->dev, bufs[i]);
+        free(entries), free(flat), free(flat_kv), free(qa), free(qr), free(want);
+    }
+}
+
+static void test_attention_tiers_batch(void **state) { for_each_variant(*state, attn_tiers_batch_body); }
 
 /* RMSNorm in place on the first 64 of every 80-float row (MLA's latent). */
 static void test_rms_norm_strided_in_place(void **state)
@@ -293,6 +347,7 @@ int main(void)
         cmocka_unit_test(test_head_matvec),     cmocka_unit_test(test_moe_route),
         cmocka_unit_test(test_moe_matvec),      cmocka_unit_test(test_moe_matvec_chunked),
         cmocka_unit_test(test_moe_combine),     cmocka_unit_test(test_attention),
+        cmocka_unit_test(test_attention_tiers_batch),
         cmocka_unit_test(test_rms_norm_strided_in_place),
     };
     return cmocka_run_group_tests_name("kernels_model", tests, gpu_setup, gpu_teardown);

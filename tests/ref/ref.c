@@ -313,3 +313,48 @@ void ref_attn_mla(const float *qa, const float *qr, const float *kv, const uint3
             free(s);
         }
 }
+
+void ref_attn_probs(const float *qa, const float *qr, const float *kv, const uint32_t *pages,
+                    const int32_t *pos, size_t t, size_t h, size_t n_heads, size_t kv_lora, size_t rope_dim,
+                    size_t q_stride, size_t q_head, size_t q_off, size_t page_size, float scale, double *probs)
+{
+    size_t row_w = kv_lora + rope_dim, n = (size_t)pos[t] + 1;
+    const float *q1 = qa + (t * n_heads + h) * kv_lora, *q2 = qr + t * q_stride + h * q_head + q_off;
+    double m = -INFINITY, l = 0.0;
+    for (size_t p = 0; p < n; p++) {
+        const float *row = kv + (pages[p / page_size] * page_size + p % page_size) * row_w;
+        double d = 0.0;
+        for (size_t j = 0; j < kv_lora; j++) d += (double)q1[j] * row[j];
+        for (size_t j = 0; j < rope_dim; j++) d += (double)q2[j] * row[kv_lora + j];
+        probs[p] = d * scale;
+        m = fmax(m, probs[p]);
+    }
+    for (size_t p = 0; p < n; p++) l += (probs[p] = exp(probs[p] - m));
+    for (size_t p = 0; p < n; p++) probs[p] /= l;
+}
+
+void ref_attn_stats(const float *qa, const float *qr, const float *kv, const uint32_t *pages,
+                    const int32_t *pos, size_t n_tok, size_t n_heads, size_t kv_lora, size_t rope_dim,
+                    size_t q_stride, size_t q_head, size_t q_off, size_t page_size, float scale,
+                    const uint32_t *edges, size_t n_bands, uint32_t sink_tokens, float *out)
+{
+    for (size_t t = 0; t < n_tok; t++)
+        for (size_t h = 0; h < n_heads; h++) {
+            size_t n = (size_t)pos[t] + 1;
+            double *w = malloc(n * sizeof *w), band[32] = {0}, sink = 0, ent = 0;
+            ref_attn_probs(qa, qr, kv, pages, pos, t, h, n_heads, kv_lora, rope_dim, q_stride, q_head, q_off,
+                           page_size, scale, w);
+            for (size_t p = 0; p < n; p++) {
+                size_t dist = n - 1 - p, b = 0;
+                while (b + 1 < n_bands && dist >= edges[b + 1]) b++;
+                band[b] += w[p];
+                if (p < sink_tokens) sink += w[p];
+                if (w[p] > 0) ent -= w[p] * log(w[p]);
+            }
+            float *o = out + (t * n_heads + h) * (n_bands + 2);
+            for (size_t b = 0; b < n_bands; b++) o[b] = (float)band[b];
+            o[n_bands] = (float)sink;
+            o[n_bands + 1] = (float)ent;
+            free(w);
+        }
+}

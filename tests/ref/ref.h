@@ -68,3 +68,16 @@ void ref_attn_mla(const float *qa, const float *qr, const float *kv, const uint3
                   const int32_t *pos, float *out, size_t n_tok, size_t n_heads, size_t kv_lora,
                   size_t rope_dim, size_t q_stride, size_t q_head, size_t q_off, size_t page_size,
                   float scale);
+
+/* The softmax weights of that attention, probs[p] for p <= pos[t], of token t and head h (double). */
+void ref_attn_probs(const float *qa, const float *qr, const float *kv, const uint32_t *pages,
+                    const int32_t *pos, size_t t, size_t h, size_t n_heads, size_t kv_lora, size_t rope_dim,
+                    size_t q_stride, size_t q_head, size_t q_off, size_t page_size, float scale, double *probs);
+
+/* Statistics of those rows (shaders/attn_stats.comp), out [n_tok][n_heads][n_bands + 2]:
+ * mass per distance band (pos[t] - p in [edges[b], edges[b + 1]), last band open), mass on
+ * keys p < sink_tokens, entropy -sum w ln w in nats. */
+void ref_attn_stats(const float *qa, const float *qr, const float *kv, const uint32_t *pages,
+                    const int32_t *pos, size_t n_tok, size_t n_heads, size_t kv_lora, size_t rope_dim,
+                    size_t q_stride, size_t q_head, size_t q_off, size_t page_size, float scale,
+                    const uint32_t *edges, size_t n_bands, uint32_t sink_tokens, float *out);

@@ -143,10 +143,11 @@ static const struct bad_case BAD[] = {
     {"{\"promote_mass\": 2}", "gsm.json: key \"promote_mass\": 2 out of range [0, 1]"},
     {"{\"demote_mass\": 0.5}", "gsm.json: key \"demote_mass\": 0.5 out of range [0, promote_mass = 0.02]"},
     {"{\"prefetch_factor\": 0}", "gsm.json: key \"prefetch_factor\": 0 out of range (0, 1]"},
+    {"{\"dense_fallback\": -1}", "gsm.json: key \"dense_fallback\": -1 out of range [0, 1e+06]"},
     {"{\"gate_treshold\": 0.1}",
      "gsm.json: unknown key \"gate_treshold\" (known: enabled, num_groups, page_size, gate_threshold, "
      "low_freq_policy, calibration_path, warmup_steps, min_context, window, sink_tokens, prefetch, hot_pages, "
-     "ema_rate, promote_mass, demote_mass, prefetch_factor)"},
+     "ema_rate, promote_mass, demote_mass, prefetch_factor, dense_fallback)"},
     {"{\"Window\": 3}", NULL},   /* keys are case-sensitive: unknown */
     {"{\"window\": 3, \"window\": 4}", "gsm.json: key \"window\" appears twice"},
     {"[1, 2]", "gsm.json: the top level must be a JSON object"},
