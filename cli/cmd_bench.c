@@ -335,8 +335,11 @@ static void kind_close(struct kind *k)
  * reused), then gen continuation tokens one decode step each
  * (gsmrt_session_feed); the logits of those steps into out[gen][n_vocab].
  * *gated: the steps GSM's gate took part in. */
-static gsmrt_status teacher_force(struct bench *b, gsmrt_session *s, uint32_t ci, float *out, uint32_t *gated,
-                                  char *err, size_t cap)
+/* Brings s back to context ci's prompt (the cache keeps it) and feeds the
+ * continuation, step_tokens at a time (1: decode steps, the gate takes part;
+ * 0: one prompt step, dense attention by construction), logits into out. */
+static gsmrt_status teacher_force(struct bench *b, gsmrt_session *s, uint32_t ci, uint32_t step_tokens, float *out,
+                                  uint32_t *gated, char *err, size_t cap)
 {
     gsmrt_generate_params gp;
     gsmrt_generate_params_init(&gp, sizeof gp);
@@ -348,7 +351,7 @@ static gsmrt_status teacher_force(struct bench *b, gsmrt_session *s, uint32_t ci
     stats_init(&g1);
     gsmrt_status st = gsmrt_session_complete(s, b->prompt[ci][0], &gp, NULL, NULL, NULL);
     if (st == GSMRT_OK) st = gsmrt_session_gsm_stats(s, &g0);
-    if (st == GSMRT_OK) st = gsmrt_session_feed(s, b->q_ids[ci] + b->q_prompt[ci], b->gen, 1, out);
+    if (st == GSMRT_OK) st = gsmrt_session_feed(s, b->q_ids[ci] + b->q_prompt[ci], b->gen, step_tokens, out);
     if (st == GSMRT_OK) st = gsmrt_session_gsm_stats(s, &g1);
     if (st != GSMRT_OK)
         snprintf(err, cap, "teacher forcing: %s (%s)", gsmrt_context_last_error(b->ctx_), gsmrt_status_name(st));
@@ -364,9 +367,12 @@ struct quality {
     char err[256];
 };
 
-/* The quality columns of context ci: a dense session of one sequence (the
- * reference), and sequence 0 of the keep and swap sessions (the rows'
- * modes; the sessions already hold the prompt). Shared by both batch rows. */
+/* The quality columns of context ci: the dense reference is keep session 0
+ * fed the continuation as one prompt step (dense attention, no extra
+ * prefill; a dense session of its own when there are no keep sessions), the
+ * rows' modes are sequence 0 of the keep and swap sessions fed it one decode
+ * step per token (the sessions already hold the prompt). Shared by both
+ * batch rows. */
 static void measure_quality(struct bench *b, uint32_t ci, struct kind *keep, struct kind *swap,
                             struct quality q[MODE_COUNT])
 {
@@ -380,7 +386,11 @@ static void measure_quality(struct bench *b, uint32_t ci, struct kind *keep, str
     struct cell show = {.batch = 1, .ctx = b->ctxs[ci], .mode = MODE_DENSE};
     const struct cell *cur = b->cur;
     b->cur = &show;
-    if (st == GSMRT_OK) {
+    if (st == GSMRT_OK && keep->n > 0 && keep->st == GSMRT_OK) {
+        progress(b, "quality: dense reference (keep session 0, the continuation as one dense prompt step)");
+        uint32_t gated = 0;
+        st = teacher_force(b, keep->s[0], ci, 0, ref, &gated, err, sizeof err);
+    } else if (st == GSMRT_OK) {
         progress(b, "quality: dense reference (one dense session, teacher forcing)");
         char settings[1200];
         gsmrt_session_params sp;
@@ -391,7 +401,7 @@ static void measure_quality(struct bench *b, uint32_t ci, struct kind *keep, str
         if (st != GSMRT_OK)
             snprintf(err, sizeof err, "quality session: %s (%s)", gsmrt_context_last_error(b->ctx_),
                      gsmrt_status_name(st));
-        else st = teacher_force(b, s, ci, ref, &gated, err, sizeof err);
+        else st = teacher_force(b, s, ci, 1, ref, &gated, err, sizeof err);
         gsmrt_session_destroy(s);
     }
     for (uint32_t m = 0; m < MODE_COUNT; m++) {
@@ -408,7 +418,7 @@ static void measure_quality(struct bench *b, uint32_t ci, struct kind *keep, str
             show.mode = (enum mode)m;
             progress(b, m == MODE_KEEP ? "quality: keep session 0 (teacher forcing)"
                                        : "quality: swap session 0 (teacher forcing)");
-            q[m].st = teacher_force(b, k->s[0], ci, lg, &gated, q[m].err, sizeof q[m].err);
+            q[m].st = teacher_force(b, k->s[0], ci, 1, lg, &gated, q[m].err, sizeof q[m].err);
             if (q[m].st != GSMRT_OK) continue;
             g = lg;
         }
@@ -631,7 +641,8 @@ static void print_header(const struct bench *b, FILE *f)
                "KV read/tok = KV bytes a timed call's steps read per generated token (gated steps as the runtime\n"
                "counted them, the others every cached key); gated steps = steps through GSM's gate / generated tokens\n"
                "(deltas of the cumulative GSM statistics over the call); top-1, mean KL = teacher-forced sequence 0\n"
-               "(a dense session, and session 0 of keep and swap) against dense, once per context and mode\n\n");
+               "(session 0 of keep and swap, decode steps) against dense (keep session 0, one dense prompt step),\n"
+               "once per context and mode\n\n");
 }
 
 static void print_table_header(FILE *f)

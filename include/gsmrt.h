@@ -494,7 +494,10 @@ GSMRT_API gsmrt_status gsmrt_complete_batch(gsmrt_session *const *sessions, cons
                                             void *user, gsmrt_generate_result *results);
 
 /* What GSM did in a session, totals since it was created (all zero for a
- * dense session). "Pages" count (page, layer) pairs. */
+ * dense session). "Pages" count (page, layer) pairs. Set out->struct_size
+ * first; fields past it are not written. GSMRT_E_INVALID_ARGUMENT for NULL
+ * arguments or a struct_size below 4. Reads only: any time the session is
+ * not generating on another thread (from its token callback is fine). */
 typedef struct gsmrt_gsm_stats {
     uint32_t struct_size;
     bool enabled;                  /* the session runs GSM */

@@ -35,4 +35,4 @@ for icd in /usr/share/vulkan/icd.d/*.json; do
   if [ -n "$lib" ] && [ -e "$lib" ]; then preload="$preload $lib"; fi
 done
 echo "GPU tests with leak checking; preloaded: $preload"
-LD_PRELOAD="$preload" LSAN_OPTIONS="suppressions=$PWD/tests/lsan.supp:print_suppressions=0" ctest --test-dir "$build" -L gpu -E 'golden_(f32|q8_0)' --output-on-failure -j "$jobs"
+LD_PRELOAD="$preload" LSAN_OPTIONS="suppressions=$PWD/tests/lsan.supp:print_suppressions=0" ctest --test-dir "$build" -L gpu -LE soak -E 'golden_(f32|q8_0)' --output-on-failure -j "$jobs"
