@@ -193,7 +193,7 @@ gsmrt_status gsmrt_gsm_decode_create(struct gsmrt_vk_device *dev, const struct g
                                      struct gsmrt_err *err)
 {
     *out = NULL;
-    if (kv->page_size > GSMRT_K_GSM_MAX_PAGE_SIZE || (calib && calib->model.n_layer != hp->n_layer))
+    if (kv->page_size > GSMRT_K_GSM_MAX_PAGE_SIZE)
         return gsmrt_err_set(err, GSMRT_E_UNSUPPORTED, "GSM: pages of %u positions (at most %u)", kv->page_size,
                              GSMRT_K_GSM_MAX_PAGE_SIZE);
     if (swap && !kv->n_cold_slots)
