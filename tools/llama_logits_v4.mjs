@@ -1,0 +1,75 @@
+// llama.cpp's (node-llama-cpp 3.22.1, CPU backend, 1 thread) logits at every position of the
+// tiny-V4 prompts, and its greedy continuation: the peer side of tests/data/v4/.
+//
+//   NODE_LLAMA_DIR=/tmp/llama node tools/llama_logits_v4.mjs MODEL.gguf PROMPTS.json OUT_DIR
+//
+// PROMPTS.json: {"prompts": [{"name", "tokens": [...]}], "greedy": {"prompt": NAME, "n": 64}}
+// (written by tools/deepseek4_ref.py).  For every prompt: OUT_DIR/llama-NAME.f32 (positions x vocab,
+// little-endian f32, the logits after each prompt token, the whole prompt in one evaluation);
+// OUT_DIR/llama.json: the greedy tokens (temperature 0, not stopping at EOG) and llama.cpp's
+// tokenization of each prompt's text (when the prompt has one), to check our tokenizer against.
+import fs from "node:fs";
+import path from "node:path";
+import { pathToFileURL } from "node:url";
+
+const [modelPath, promptsPath, outDir] = process.argv.slice(2);
+if (!modelPath || !promptsPath || !outDir) {
+    console.error("usage: node tools/llama_logits_v4.mjs MODEL.gguf PROMPTS.json OUT_DIR");
+    process.exit(2);
+}
+const nodeDir = process.env.NODE_LLAMA_DIR ?? "/tmp/llama";
+const { getLlama, LlamaLogLevel } = await import(pathToFileURL(path.join(nodeDir, "node_modules", "node-llama-cpp", "dist", "index.js")).href);
+
+const spec = JSON.parse(fs.readFileSync(promptsPath, "utf8"));
+fs.mkdirSync(outDir, { recursive: true });
+const llama = await getLlama({ gpu: false, build: "never", logLevel: process.env.V4_DEBUG ? LlamaLogLevel.debug : LlamaLogLevel.warn });
+const model = await llama.loadModel({ modelPath });
+const V = model.fileInsights.tokenizer?.vocabSize ?? model.tokens.length ?? 1024;
+const report = { model: path.basename(modelPath), n_vocab: V, prompts: [], greedy: null };
+
+async function newContext() {
+    // f32 K cache: the reference keeps f32 rows; llama.cpp's default f16 cache would add rounding
+    return await model.createContext({
+        contextSize: 2048, batchSize: 1024, threads: 1, sequences: 1, flashAttention: process.env.V4_FA === "1",
+        experimentalKvCacheKeyType: "F32", experimentalKvCacheValueType: "F32",
+    });
+}
+
+for (const p of spec.prompts) {
+    const ctx = await newContext();
+    const seq = ctx.getSequence();
+    const input = p.tokens.map((t) => [t, { generateNext: { logits: true } }]);
+    const res = await seq.controlledEvaluate(input);
+    const out = new Float32Array(p.tokens.length * V);
+    res.forEach((r, i) => {
+        const m = r.next.logits;
+        for (let v = 0; v < V; v++) out[i * V + v] = m.get(v);
+    });
+    fs.writeFileSync(path.join(outDir, `llama-${p.name}.f32`), Buffer.from(out.buffer));
+    const entry = { name: p.name, n_tokens: p.tokens.length };
+    if (p.text !== undefined) {
+        let toks = model.tokenize(p.text, p.parse_special ?? false);
+        if (p.add_bos) toks = [model.tokens.bos, ...toks];
+        entry.llama_tokens = toks;
+    }
+    report.prompts.push(entry);
+    console.log(`${p.name}: ${p.tokens.length} positions`);
+    await ctx.dispose();
+}
+
+if (spec.greedy) {
+    const g = spec.prompts.find((p) => p.name === spec.greedy.prompt);
+    const ctx = await newContext();
+    const seq = ctx.getSequence();
+    const gen = [];
+    for await (const t of seq.evaluate(g.tokens, { temperature: 0, yieldEogToken: true })) {
+        gen.push(t);
+        if (gen.length >= spec.greedy.n) break;
+    }
+    report.greedy = { prompt: g.name, tokens: gen };
+    console.log(`greedy after ${g.name}: ${gen.join(" ")}`);
+    await ctx.dispose();
+}
+fs.writeFileSync(path.join(outDir, "llama.json"), JSON.stringify(report, null, 1));
+await model.dispose();
+process.exit(0);
