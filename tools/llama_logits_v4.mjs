@@ -3,7 +3,8 @@
 //
 //   NODE_LLAMA_DIR=/tmp/llama node tools/llama_logits_v4.mjs MODEL.gguf PROMPTS.json OUT_DIR
 //
-// PROMPTS.json: {"prompts": [{"name", "tokens": [...]}], "greedy": {"prompt": NAME, "n": 64}}
+// PROMPTS.json: {"prompts": [{"name", "tokens": [...], "text"?, "add_bos"?, "parse_special"?}],
+//                "greedy": [{"prompt": NAME, "n": 64}, ...]}
 // (written by tools/deepseek4_ref.py).  For every prompt: OUT_DIR/llama-NAME.f32 (positions x vocab,
 // little-endian f32, the logits after each prompt token, the whole prompt in one evaluation);
 // OUT_DIR/llama.json: the greedy tokens (temperature 0, not stopping at EOG) and llama.cpp's
@@ -25,7 +26,7 @@ fs.mkdirSync(outDir, { recursive: true });
 const llama = await getLlama({ gpu: false, build: "never", logLevel: process.env.V4_DEBUG ? LlamaLogLevel.debug : LlamaLogLevel.warn });
 const model = await llama.loadModel({ modelPath });
 const V = model.fileInsights.tokenizer?.vocabSize ?? model.tokens.length ?? 1024;
-const report = { model: path.basename(modelPath), n_vocab: V, prompts: [], greedy: null };
+const report = { model: path.basename(modelPath), n_vocab: V, prompts: [], greedy: [] };
 
 async function newContext() {
     // f32 K cache: the reference keeps f32 rows; llama.cpp's default f16 cache would add rounding
@@ -57,16 +58,18 @@ for (const p of spec.prompts) {
     await ctx.dispose();
 }
 
-if (spec.greedy) {
-    const g = spec.prompts.find((p) => p.name === spec.greedy.prompt);
+// greedy: one fresh context per entry, the whole prompt then temperature-0 sampling
+report.greedy = [];
+for (const gs of [spec.greedy ?? []].flat()) {
+    const g = spec.prompts.find((p) => p.name === gs.prompt);
     const ctx = await newContext();
     const seq = ctx.getSequence();
     const gen = [];
     for await (const t of seq.evaluate(g.tokens, { temperature: 0, yieldEogToken: true })) {
         gen.push(t);
-        if (gen.length >= spec.greedy.n) break;
+        if (gen.length >= gs.n) break;
     }
-    report.greedy = { prompt: g.name, tokens: gen };
+    report.greedy.push({ prompt: g.name, tokens: gen });
     console.log(`greedy after ${g.name}: ${gen.join(" ")}`);
     await ctx.dispose();
 }
