@@ -51,9 +51,8 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-# llama.cpp's own GGUF reader (gguf-py): it knows every tensor type, I32 (tid2eid) included
-sys.path.insert(0, os.environ.get("GGUF_PY", "/work/peer/llama.cpp-src/gguf-py"))
-import gguf  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import gguf_io  # noqa: E402  (the project's reader: F32, F16, Q8_0, I32)
 
 ARCH = "deepseek4"
 CSA_RATIO, HCA_RATIO = 4, 128     # the ratios llama.cpp accepts besides 0
@@ -483,45 +482,24 @@ class V4Model(nn.Module):
 
     @staticmethod
     def from_gguf(path, dtype=torch.float32):
-        """(model, kv dict) from a GGUF; F32/F16/BF16/Q8_0 tensors are dequantised by gguf-py."""
-        r = gguf.GGUFReader(path)
-        kv = read_kv(r)
+        """(model, kv dict) from a GGUF (F32/F16/Q8_0 tensors dequantised; tid2eid I32)."""
+        g = gguf_io.GGUFFile(path)
+        kv = g.kv
         if kv.get("general.architecture") != ARCH:
             raise ValueError(f"{path}: general.architecture is {kv.get('general.architecture')!r}, not {ARCH!r}")
         model = V4Model(Config.from_gguf_kv(kv))
         names = model.gguf_names()
-        tensors = {t.name: t for t in r.tensors}
-        missing = [n for n in names if n not in tensors]
+        missing = [n for n in names if n not in g.tensors]
         if missing:
             raise ValueError(f"{path}: tensor {missing[0]} is missing ({len(missing)} missing)")
         with torch.no_grad():
             for name, dst in names.items():
-                t = tensors[name]
-                arr = gguf.dequantize(t.data, t.tensor_type) if t.tensor_type != gguf.GGMLQuantizationType.I32 else t.data
-                shape = tuple(int(n) for n in reversed(t.shape))
-                arr = np.asarray(arr).reshape(shape)
-                if shape != tuple(dst.shape):
-                    raise ValueError(f"{path}: tensor {name} has shape {shape}, expected {tuple(dst.shape)}")
+                arr = g.tensor(name)
+                if tuple(arr.shape) != tuple(dst.shape):
+                    raise ValueError(f"{path}: tensor {name} has shape {tuple(arr.shape)}, expected {tuple(dst.shape)}")
                 dst.copy_(torch.from_numpy(arr.astype(np.int64 if arr.dtype == np.int32 else np.float32)))
         model.to(dtype)
         return model, kv
-
-
-def read_kv(reader):
-    """GGUF metadata as {key: python value} (arrays as lists)."""
-    kv = {}
-    for name, f in reader.fields.items():
-        vt = f.types[0] if f.types else None
-        if vt == gguf.GGUFValueType.ARRAY:
-            if f.types[1] == gguf.GGUFValueType.STRING:
-                kv[name] = [bytes(f.parts[i]).decode("utf-8") for i in f.data]
-            else:
-                kv[name] = [f.parts[i].tolist()[0] for i in f.data]
-        elif vt == gguf.GGUFValueType.STRING:
-            kv[name] = bytes(f.parts[f.data[0]]).decode("utf-8")
-        elif vt is not None:
-            kv[name] = f.parts[f.data[0]].tolist()[0]
-    return kv
 
 
 def main():

@@ -68,6 +68,9 @@ CONFIG = dict(
 )
 
 
+MODEL_NAME = "gsm tiny-v4"
+
+
 def tensor_name(kind, bid=None, suffix="weight"):
     base = TENSOR_NAMES[kind]
     if bid is not None:
@@ -182,7 +185,7 @@ def write(path, c, bad=None, tokenizer_src=None):
 
     arch = gguf.MODEL_ARCH_NAMES[MODEL_ARCH.DEEPSEEK4]
     wr = gguf.GGUFWriter(path, arch)
-    wr.add_name("gsm tiny-v4 (random weights)")
+    wr.add_name(MODEL_NAME + " (random weights)")
     wr.add_context_length(c["context_length"])
     wr.add_embedding_length(c["n_embd"])
     wr.add_embedding_length_out(c["n_embd"] * c["hc_mult"])
@@ -235,6 +238,14 @@ def write(path, c, bad=None, tokenizer_src=None):
     return weights
 
 
+def written_by_us(path):
+    """True when path is a GGUF whose general.name is the one this tool writes."""
+    try:
+        return gguf.GGUFReader(path).get_field("general.name").contents().startswith(MODEL_NAME)
+    except Exception:
+        return False
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("out")
@@ -242,8 +253,8 @@ def main():
                     help="write a deliberately broken file for refusal tests")
     ap.add_argument("--seed", type=int, default=CONFIG["seed"])
     a = ap.parse_args()
-    if os.path.exists(a.out) and not a.out.endswith(".gguf"):
-        sys.exit(f"make_v4_gguf: refusing to overwrite {a.out}: not a .gguf path")
+    if os.path.exists(a.out) and not written_by_us(a.out):
+        sys.exit(f"make_v4_gguf: refusing to overwrite {a.out}: it is not a tiny-v4 file this tool wrote")
     c = dict(CONFIG, seed=a.seed)
     w = write(a.out, c, bad=a.bad)
     n = sum(x.size for x in w.values())
