@@ -4,7 +4,7 @@
 //   NODE_LLAMA_DIR=/tmp/llama node tools/llama_logits_v4.mjs MODEL.gguf PROMPTS.json OUT_DIR
 //
 // PROMPTS.json: {"prompts": [{"name", "tokens": [...], "text"?, "add_bos"?, "parse_special"?}],
-//                "greedy": [{"prompt": NAME, "n": 64}, ...]}
+//                "greedy": [{"prompt": NAME, "n": 64}, ...], "chunked": [{"prompt": NAME, "sizes": [1, 7, ...]}]}
 // (written by tools/deepseek4_ref.py).  For every prompt: OUT_DIR/llama-NAME.f32 (positions x vocab,
 // little-endian f32, the logits after each prompt token, the whole prompt in one evaluation);
 // OUT_DIR/llama.json: the greedy tokens (temperature 0, not stopping at EOG) and llama.cpp's
@@ -55,6 +55,31 @@ for (const p of spec.prompts) {
     }
     report.prompts.push(entry);
     console.log(`${p.name}: ${p.tokens.length} positions`);
+    await ctx.dispose();
+}
+
+// the same prompt fed in chunks through one sequence (its cache extended chunk by chunk, sizes cycled):
+// llama.cpp's decode / cache-extension path, OUT_DIR/llama-NAME.chunked.f32
+report.chunked = [];
+for (const cs of spec.chunked ?? []) {
+    const p = spec.prompts.find((q) => q.name === cs.prompt);
+    const ctx = await newContext();
+    const seq = ctx.getSequence();
+    const out = new Float32Array(p.tokens.length * V);
+    let i = 0, k = 0;
+    while (i < p.tokens.length) {
+        const n = cs.sizes[k++ % cs.sizes.length];
+        const part = p.tokens.slice(i, i + n);
+        const res = await seq.controlledEvaluate(part.map((t) => [t, { generateNext: { logits: true } }]));
+        res.forEach((r, j) => {
+            const m = r.next.logits;
+            for (let v = 0; v < V; v++) out[(i + j) * V + v] = m.get(v);
+        });
+        i += part.length;
+    }
+    fs.writeFileSync(path.join(outDir, `llama-${p.name}.chunked.f32`), Buffer.from(out.buffer));
+    report.chunked.push({ prompt: p.name, sizes: cs.sizes });
+    console.log(`${p.name} in chunks of ${cs.sizes.join(",")}: ${p.tokens.length} positions`);
     await ctx.dispose();
 }
 

@@ -37,6 +37,8 @@ torch.set_num_threads(1)
 LENGTHS = {"p1": 1, "p7": 7, "p100": 100, "p600": 600}
 N_GREEDY = 64
 GREEDY_PROMPTS = ["p7", "p600"]          # p600 + 64 crosses the 640-token HCA boundary while decoding
+# prompts also fed in chunks (sizes cycled) through one cache, llama.cpp and the reference both
+CHUNKS = {"p100": [1], "p600": [1, 7, 16, 3, 64, 5]}
 # Tolerance between llama.cpp (f32 CPU) and the float64 reference, in logits (std about 3): llama.cpp's
 # result is a float32 computation of the same graph, so the difference is f32 rounding through
 # 4 layers (measured ~1e-5).  1e-3 leaves two orders of headroom for another f32 implementation's
@@ -141,6 +143,37 @@ class Stats:
         return out
 
 
+def activity(model, ids):
+    """Evidence that the features are active and the activations sane on this prompt."""
+    count = {"n": 0, "gate": 0, "up": 0}
+    plain = R.swiglu_clamped
+
+    def counting(g, u, limit):
+        count["n"] += g.numel()
+        count["gate"] += int((g > limit).sum())
+        count["up"] += int((u.abs() > limit).sum())
+        return plain(g, u, limit)
+
+    rms, hooks = [], [b.register_forward_hook(lambda m, i, o: rms.append(round(float(o.pow(2).mean().sqrt()), 3)))
+                      for b in model.blocks]
+    R.swiglu_clamped = counting
+    try:
+        with torch.no_grad():
+            logits = model(ids)
+    finally:
+        R.swiglu_clamped = plain
+        for h in hooks:
+            h.remove()
+    top2 = logits.topk(2, dim=1).values
+    return {"stream_rms_after_layer": rms,
+            "swiglu_gate_clamped_fraction": round(count["gate"] / count["n"], 4),
+            "swiglu_up_clamped_fraction": round(count["up"] / count["n"], 4),
+            "expert_use_per_layer": [torch.bincount(b.moe.last_chosen.flatten(), minlength=model.cfg.n_expert).tolist()
+                                     for b in model.blocks],
+            "logit_std": round(float(logits.std()), 3),
+            "min_top2_logit_margin": float((top2[:, 0] - top2[:, 1]).min())}
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", default=os.path.join(ROOT, "tests", "data", "v4"))
@@ -163,7 +196,8 @@ def main():
 
     # llama.cpp
     with tempfile.TemporaryDirectory() as tmp:
-        spec = {"prompts": prompts, "greedy": [{"prompt": p, "n": N_GREEDY} for p in GREEDY_PROMPTS]}
+        spec = {"prompts": prompts, "greedy": [{"prompt": p, "n": N_GREEDY} for p in GREEDY_PROMPTS],
+                "chunked": [{"prompt": p, "sizes": s} for p, s in CHUNKS.items()]}
         with open(os.path.join(tmp, "prompts.json"), "w") as f:
             json.dump(spec, f)
         env = dict(os.environ, NODE_LLAMA_DIR=a.node_llama_dir)
@@ -173,6 +207,8 @@ def main():
             lrep = json.load(f)
         llama_logits = {p["name"]: np.fromfile(os.path.join(tmp, f"llama-{p['name']}.f32"), dtype="<f4")
                         .reshape(len(p["tokens"]), V) for p in prompts}
+        llama_chunked = {n: np.fromfile(os.path.join(tmp, f"llama-{n}.chunked.f32"), dtype="<f4").reshape(-1, V)
+                         for n in CHUNKS}
 
     ok = True
     man = {"model": "tiny-v4.gguf", "model_sha256": sha256(model_path), "n_vocab": V,
@@ -203,18 +239,24 @@ def main():
                      {"ids": [int(i) for i in np.argsort(-r)[:5]], "logits": [round(float(r[i]), 6) for i in np.argsort(-r)[:5]]}
                      for r in ref]}
         ok &= bool(d.max() <= TOL_ABS)
-        # prefill == decode through the cache
-        if len(ids) > 1:
-            step = chunked(model, ids, [1]).numpy() if len(ids) <= 100 else chunked(model, ids, [1, 7, 16, 3, 64, 5]).numpy()
+        entry["feature_activity"] = activity(model, ids)
+        # prefill == decode through the cache, for the reference and for llama.cpp
+        if name in CHUNKS:
+            step = chunked(model, ids, CHUNKS[name]).numpy()
+            entry["chunk_sizes"] = CHUNKS[name]
             entry["ref_prefill_vs_incremental_max_abs"] = float(np.abs(step - ref).max())
+            entry["llama_chunked_vs_ref_max_abs"] = float(np.abs(llama_chunked[name] - ref).max())
             ok &= entry["ref_prefill_vs_incremental_max_abs"] < 1e-9
+            ok &= entry["llama_chunked_vs_ref_max_abs"] <= TOL_ABS
         pos = entry["logit_positions"]
         ref[pos].astype("<f4").tofile(os.path.join(a.out, entry["ref_logits"]))
         ll[pos].astype("<f4").tofile(os.path.join(a.out, entry["llama_logits"]))
         man["prompts"].append(entry)
         print(f"{name}: tokens {'same' if tok_same else 'DIFFER'}  max|ref-llama| {d.max():.2e}  "
               f"argmax {entry['ref_vs_llama']['argmax_agree']}  prefill-vs-incremental "
-              f"{entry.get('ref_prefill_vs_incremental_max_abs', 0):.1e}  indexer {json.dumps(ind)}")
+              f"{entry.get('ref_prefill_vs_incremental_max_abs', float('nan')):.1e}  llama.cpp chunked vs ref "
+              f"{entry.get('llama_chunked_vs_ref_max_abs', float('nan')):.1e}\n    indexer {json.dumps(ind)}\n"
+              f"    activity {json.dumps(entry['feature_activity'])}")
 
     for g in lrep["greedy"]:
         ids = next(p["tokens"] for p in prompts if p["name"] == g["prompt"])
