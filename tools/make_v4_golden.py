@@ -30,14 +30,20 @@ import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
 import bpe  # noqa: E402
+import corpus  # noqa: E402
 import deepseek4_ref as R  # noqa: E402
 
 torch.set_num_threads(1)
 
 LENGTHS = {"p1": 1, "p7": 7, "p100": 100, "p600": 600}
 N_GREEDY = 64
-GREEDY_PROMPTS = ["p7", "p600"]          # p600 + 64 crosses the 640-token HCA boundary while decoding
-# prompts also fed in chunks (sizes cycled) through one cache, llama.cpp and the reference both
+# a chat turn, and a second turn that extends it (rendered like the GGUF's template, tools/corpus.py)
+CHAT1 = [{"role": "user", "content": "Tell me a fortune."}]
+CHAT2 = CHAT1 + [{"role": "assistant", "content": "Laugh and the world laughs with you, snore and you sleep alone."},
+                 {"role": "user", "content": "Another one, please."}]
+GREEDY_PROMPTS = ["p7", "p600", "chat1", "chat2"]   # p600 + 64 crosses the 640-token HCA boundary while decoding
+# prompts also fed in chunks (sizes cycled) through one cache, llama.cpp and the reference both;
+# chat2 is fed as chat1 then the rest: the second turn extends the cached first one
 CHUNKS = {"p100": [1], "p600": [1, 7, 16, 3, 64, 5]}
 # Tolerance between llama.cpp (f32 CPU) and the float64 reference, in logits (std about 3): llama.cpp's
 # result is a float32 computation of the same graph, so the difference is f32 rounding through
@@ -193,6 +199,14 @@ def main():
     for name, n in LENGTHS.items():
         text, ids = prompt_of_length(tok, held, n)
         prompts.append({"name": name, "text": text, "add_bos": True, "parse_special": True, "tokens": ids})
+    for name, msgs in (("chat1", CHAT1), ("chat2", CHAT2)):
+        text = corpus.render_chat(msgs, add_generation_prompt=True)
+        prompts.append({"name": name, "text": text, "add_bos": True, "parse_special": True,
+                        "tokens": tok.encode(text, add_bos=True, parse_special=True)})
+    n1 = len(prompts[-2]["tokens"])
+    if prompts[-1]["tokens"][:n1] != prompts[-2]["tokens"]:
+        raise SystemExit("chat2 does not start with chat1's tokens")
+    CHUNKS["chat2"] = [n1, len(prompts[-1]["tokens"]) - n1]
 
     # llama.cpp
     with tempfile.TemporaryDirectory() as tmp:
