@@ -11,6 +11,7 @@ No llama.cpp needed: its logits are committed (tools/make_v4_golden.py wrote the
   * the 100-token prompt fed token by token through the cache, and the second chat turn fed after the
     cached first one, equal the full prefill (<= 1e-9);
   * greedy 64 tokens after every greedy prompt equal the committed ones (reference and llama.cpp);
+  * the reference's tensors, exported through make_v4_gguf.write, give the committed file byte for byte;
   * bad files are refused with the key / tensor named (the generator's --bad modes; top-k larger
     than the rows is accepted by llama.cpp and the reference, it is for the runtime to refuse).
 A few seconds on one core.
@@ -84,11 +85,25 @@ def main():
         print(f"bad-file checks skipped: no gguf-py at {gguf_py} (set GGUF_PY)")
     else:
         check_bad_files(bad)
+        check_export(bad, model_path, model)
 
     for b in bad:
         print("FAIL:", b)
     print("OK" if not bad else f"{len(bad)} failure(s)")
     sys.exit(1 if bad else 0)
+
+
+def check_export(bad, model_path, model):
+    """The reference's tensors written back by the generator give the committed file, byte for byte."""
+    sys.path.insert(0, os.environ.get("GGUF_PY", "/work/peer/llama.cpp-src/gguf-py"))
+    import make_v4_gguf as W
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "export.gguf")
+        W.write(path, W.config_from_ref(model.cfg), weights=model.gguf_tensors())
+        same = sha256(path) == sha256(model_path)
+        print(f"reference tensors exported through make_v4_gguf.write: {'the committed file' if same else 'DIFFERENT'}")
+        if not same:
+            bad.append("export of the reference's tensors differs from the committed file")
 
 
 def check_bad_files(bad):

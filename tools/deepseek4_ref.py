@@ -39,6 +39,11 @@ Two uses:
   * model.forward(tokens, cache) runs a chunk of tokens after what `cache` holds: the full prompt at once
     (cache=None or empty) or token by token (decode); both give the same logits.
 
+Training (later): V4Model(cfg).init_random(seed), then ordinary backprop through forward(); export with
+tools/make_v4_gguf.write(path, make_v4_gguf.config_from_ref(cfg), weights=model.gguf_tensors()).  Cross-
+entropy gives no gradient to the indexer (its top-k is a selection; DeepSeek trains it with its own loss)
+nor to exp_probs_b (it only biases the choice; DeepSeek adjusts it by expert load), which is as it should be.
+
 CLI:  python3 tools/deepseek4_ref.py MODEL.gguf TOKEN...   prints the argmax after every position.
 """
 import math
@@ -479,6 +484,36 @@ class V4Model(nn.Module):
                 m[p + "indexer.attn_q_b.weight"] = a.indexer.wq_b
                 m[p + "indexer.proj.weight"] = a.indexer.proj
         return m
+
+    def gguf_tensors(self):
+        """GGUF tensor name -> numpy array (float32; int32 for tid2eid): to write with make_v4_gguf.write."""
+        out = {}
+        for name, t in self.gguf_names().items():
+            a = t.detach().cpu().numpy()
+            out[name] = a.astype(np.int32) if name.endswith("tid2eid.weight") else a.astype(np.float32)
+        return out
+
+    def init_random(self, seed=0):
+        """Random weights at the scales of tools/make_v4_gguf.py (activations O(1)); a training start."""
+        g = torch.Generator().manual_seed(seed)
+        with torch.no_grad():
+            for name, t in self.gguf_names().items():
+                if name.endswith("tid2eid.weight"):
+                    perm = torch.stack([torch.randperm(self.cfg.n_expert, generator=g)[:self.cfg.n_expert_used]
+                                        for _ in range(self.cfg.n_vocab)])
+                    t.copy_(perm)
+                elif t.dim() == 1 and "norm" in name:
+                    t.fill_(1.0)
+                elif t.dim() == 1 or name.endswith("_ape.weight") or name == "token_embd.weight":
+                    t.copy_(torch.randn(t.shape, generator=g) * (1.0 if t.dim() > 1 else 0.1))
+                else:
+                    t.copy_(torch.randn(t.shape, generator=g) / math.sqrt(t.shape[-1]))
+            for blk in self.blocks:       # comb starts near the identity: each stream keeps itself
+                for hc in (blk.hc_attn, blk.hc_ffn):
+                    hc.base[2 * self.cfg.hc_mult:] += 2.0 * torch.eye(self.cfg.hc_mult).flatten()
+                    hc.scale.fill_(0.5)
+            self.hc_head_scale.fill_(0.5)
+        return self
 
     @staticmethod
     def from_gguf(path, dtype=torch.float32):

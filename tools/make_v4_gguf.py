@@ -177,9 +177,23 @@ def copy_tokenizer(writer, src_path):
             writer.add_key_value(name, field.parts[field.data[0]].tolist()[0], vt)
 
 
-def write(path, c, bad=None, tokenizer_src=None):
+def write(path, c, bad=None, tokenizer_src=None, weights=None):
+    """Write the file for configuration c (keys of CONFIG).  weights: {tensor name: numpy array} to
+    write instead of the random ones (a trained tools/deepseek4_ref.V4Model: model.gguf_tensors());
+    they must be exactly the tensors the random file has, with the same shapes."""
     rng = np.random.default_rng(c["seed"])
-    weights = make_weights(c, rng)
+    expected = make_weights(c, rng)
+    if weights is None:
+        weights = expected
+    else:
+        if set(weights) != set(expected):
+            odd = sorted(set(weights) ^ set(expected))
+            raise ValueError(f"weights do not match the configuration: tensor {odd[0]} ({len(odd)} differ)")
+        for name, arr in expected.items():
+            if tuple(weights[name].shape) != arr.shape or weights[name].dtype != arr.dtype:
+                raise ValueError(f"tensor {name}: {weights[name].dtype} {tuple(weights[name].shape)}, "
+                                 f"expected {arr.dtype} {arr.shape}")
+        weights = {name: weights[name] for name in expected}     # the generator's tensor order
     if bad == "no-indexer":
         del weights[tensor_name(MODEL_TENSOR.INDEXER_PROJ, 1)]
 
@@ -244,6 +258,16 @@ def written_by_us(path):
         return gguf.GGUFReader(path).get_field("general.name").contents().startswith(MODEL_NAME)
     except Exception:
         return False
+
+
+def config_from_ref(cfg, context_length=CONFIG["context_length"]):
+    """CONFIG-style dict from a tools/deepseek4_ref.Config (to export a trained model)."""
+    c = {k: getattr(cfg, k) for k in CONFIG if hasattr(cfg, k)}
+    limits = set(cfg.swiglu_clamp_exp) | set(cfg.swiglu_clamp_shexp)
+    if len(limits) != 1:
+        raise ValueError("the writer supports one SwiGLU clamp for every layer and the shared expert")
+    c.update(swiglu_limit=limits.pop(), context_length=context_length, seed=CONFIG["seed"])
+    return c
 
 
 def main():
