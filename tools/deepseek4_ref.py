@@ -28,9 +28,9 @@ What one layer computes (llama.cpp de3ff815, src/models/deepseek4.cpp and llama-
                     SwiGLU with clamp: silu(min(g, L)) * clamp(u, -L, L); plus a shared expert
   head              hc_head mixes the streams (sigmoid pre only), output_norm, output
 
-RoPE: NORM (adjacent pairs), theta_i = pos * base^(-2i/n_rot); ratio-0 layers use rope.freq_base, compressed
-layers (and their compressed rows and indexer) attention.compress_rope_freq_base.  No YaRN (the tiny file has
-no rope scaling keys).  The Hadamard rotations llama.cpp applies to the indexer cache are orthonormal on q and k
+RoPE: NORM (adjacent pairs), theta_i = pos * base^(-2i/n_rot); ratio-0 layers use rope.freq_base unscaled,
+compressed layers (and their compressed rows and indexer) attention.compress_rope_freq_base with the file's
+rope.scaling (YaRN in Flash: interpolated frequencies, no magnitude change).  The Hadamard rotations llama.cpp applies to the indexer cache are orthonormal on q and k
 both, so they do not change q.k; they are left out.  MTP layers are not part of the forward.
 
 Two uses:
@@ -74,7 +74,7 @@ class Config:
     q_lora_rank: int = 32
     o_groups: int = 2
     o_lora_rank: int = 16
-    indexer_n_head: int = 8
+    indexer_n_head: int = 16
     indexer_head_dim: int = 64
     indexer_top_k: int = 8
     n_expert: int = 8
@@ -89,6 +89,12 @@ class Config:
     hash_layer_count: int = 2
     rope_freq_base: float = 10000.0
     compress_rope_freq_base: float = 160000.0
+    # rope.scaling.*: applied on the compressed layers only (llama.cpp keeps ratio-0 layers unscaled)
+    rope_scaling: str = "none"        # "none", "linear" or "yarn"
+    rope_scaling_factor: float = 1.0
+    rope_orig_ctx: int = 0
+    yarn_beta_fast: float = 32.0
+    yarn_beta_slow: float = 1.0
     rms_eps: float = 1e-6
     swiglu_clamp_exp: list = field(default_factory=lambda: [2.0] * 4)
     swiglu_clamp_shexp: list = field(default_factory=lambda: [2.0] * 4)
@@ -126,6 +132,9 @@ class Config:
             hc_eps=k("hyper_connection.epsilon"), n_swa=k("attention.sliding_window"),
             compress_ratios=ratios[:n_layer], hash_layer_count=k("hash_layer_count"),
             rope_freq_base=k("rope.freq_base"), compress_rope_freq_base=k("attention.compress_rope_freq_base"),
+            rope_scaling=k("rope.scaling.type", "none"), rope_scaling_factor=k("rope.scaling.factor", 1.0),
+            rope_orig_ctx=k("rope.scaling.original_context_length", k("context_length")),
+            yarn_beta_fast=k("rope.scaling.yarn_beta_fast", 32.0), yarn_beta_slow=k("rope.scaling.yarn_beta_slow", 1.0),
             rms_eps=k("attention.layer_norm_rms_epsilon"), swiglu_clamp_exp=clamp[:n_layer],
             swiglu_clamp_shexp=clamp_sh[:n_layer], expert_weights_scale=k("expert_weights_scale"),
             expert_weights_norm=bool(k("expert_weights_norm")))
@@ -139,12 +148,27 @@ def rmsnorm(x, weight, eps):
     return y if weight is None else y * weight
 
 
-def rope(x, pos, n_rot, base, inverse=False):
-    """NORM RoPE (adjacent pairs) on the last n_rot dims of x[..., D]; pos broadcasts against x[..., 0]."""
+def rope(x, pos, n_rot, base, scaling=None, inverse=False):
+    """NORM RoPE (adjacent pairs) on the last n_rot dims of x[..., D]; pos broadcasts against x[..., 0].
+    scaling: the Config for the compressed layers' rope.scaling (linear or YaRN), None = plain."""
     d = x.shape[-1]
     nope = d - n_rot
     i = torch.arange(n_rot // 2, dtype=x.dtype)
     theta = pos.to(x.dtype)[..., None] * base ** (-2.0 * i / n_rot)
+    if scaling is not None and scaling.rope_scaling != "none" and scaling.rope_scaling_factor > 0:
+        interp = theta / scaling.rope_scaling_factor
+        if scaling.rope_scaling == "yarn":
+            # ggml's rope_yarn: pairs below corr_dims[0] keep their frequency, above corr_dims[1] are
+            # interpolated, a linear ramp between.  No magnitude term: llama.cpp's deepseek4 passes
+            # attn_factor = 1/(1 + 0.1 ln(factor)), which cancels the one ggml applies.
+            def corr_dim(beta):
+                return n_rot * math.log(scaling.rope_orig_ctx / (beta * 2 * math.pi)) / (2 * math.log(base))
+            low = max(0.0, math.floor(corr_dim(scaling.yarn_beta_fast)))
+            high = min(n_rot - 1.0, math.ceil(corr_dim(scaling.yarn_beta_slow)))
+            keep = 1 - torch.clamp((i - low) / max(0.001, high - low), 0, 1)
+            theta = interp * (1 - keep) + theta * keep
+        else:
+            theta = interp
     while theta.dim() < x.dim():
         theta = theta.unsqueeze(-2)
     cos, sin = torch.cos(theta), torch.sin(theta)
@@ -245,7 +269,7 @@ class Compressor(nn.Module):
             return kv.new_zeros(0, d)
         comp = rmsnorm(torch.stack(out), self.norm, self.cfg.rms_eps)
         start = torch.arange(first_block, n_blocks) * r
-        return rope(comp, start, self.cfg.n_rot, self.cfg.compress_rope_freq_base)
+        return rope(comp, start, self.cfg.n_rot, self.cfg.compress_rope_freq_base, self.cfg)
 
 
 class Indexer(nn.Module):
@@ -262,7 +286,7 @@ class Indexer(nn.Module):
         """Boolean [T, n_rows]: the rows each query attends to (top_k of the visible ones)."""
         c = self.cfg
         q = (qr @ self.wq_b.T).view(-1, c.indexer_n_head, c.indexer_head_dim)
-        q = rope(q, pos, c.n_rot, c.compress_rope_freq_base)
+        q = rope(q, pos, c.n_rot, c.compress_rope_freq_base, c)
         w = (h @ self.proj.T) / math.sqrt(c.indexer_head_dim * c.indexer_n_head)
         score = torch.einsum("thd,bd->thb", q, k_rows).relu()
         score = (score * w[:, :, None]).sum(1)
@@ -292,14 +316,15 @@ class Attention(nn.Module):
         self.compressor = Compressor(cfg, self.ratio, D) if self.ratio else None
         self.indexer = Indexer(cfg) if self.ratio == CSA_RATIO else None
         self.rope_base = cfg.compress_rope_freq_base if self.ratio else cfg.rope_freq_base
+        self.rope_scaling = cfg if self.ratio else None
 
     def forward(self, h, pos, lc):
         """h [T, E] (normed sub-block input) at positions pos; lc: this layer's cache (updated)."""
         c, H, D = self.cfg, self.cfg.n_head, self.cfg.head_dim
         qr = rmsnorm(h @ self.wq_a.T, self.q_a_norm, c.rms_eps)
         q = rmsnorm((qr @ self.wq_b.T).view(-1, H, D), None, c.rms_eps)
-        q = rope(q, pos, c.n_rot, self.rope_base)
-        kv = rope(rmsnorm(h @ self.wkv.T, self.kv_norm, c.rms_eps), pos, c.n_rot, self.rope_base)
+        q = rope(q, pos, c.n_rot, self.rope_base, self.rope_scaling)
+        kv = rope(rmsnorm(h @ self.wkv.T, self.kv_norm, c.rms_eps), pos, c.n_rot, self.rope_base, self.rope_scaling)
         lc.append("kv", kv)
         keys = lc.t["kv"]                                      # every raw row so far [P, D]
         kpos = torch.arange(keys.shape[0])
@@ -323,7 +348,7 @@ class Attention(nn.Module):
         s = torch.cat((s, self.sinks.view(1, H, 1).expand(s.shape[0], H, 1)), -1)
         p = torch.softmax(s, dim=-1)[..., :-1]                 # the sink takes probability, gives nothing
         o = torch.einsum("thk,kd->thd", p, keys)
-        o = rope(o, pos, c.n_rot, self.rope_base, inverse=True)
+        o = rope(o, pos, c.n_rot, self.rope_base, self.rope_scaling, inverse=True)
         # grouped low-rank output: each group of heads has its own wo_a
         G = c.o_groups
         o = o.reshape(-1, G, H // G * D)

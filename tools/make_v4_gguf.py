@@ -12,6 +12,7 @@ misbehaves on some F16 paths on this AMX machine):
   layer 1  ratio 4 (CSA) + lightning indexer, hash-routed MoE
   layer 2  ratio 128 (HCA), biased sqrt-softplus routing
   layer 3  ratio 4 (CSA) + indexer, biased routing
+  YaRN rope scaling (factor 4, original context 256) on the compressed layers, as Flash has it
 The issue suggests ratio 16 for the heavy compressor at this size, but llama.cpp (de3ff815)
 refuses any ratio other than 0, 4 and 128 (llama_model_deepseek4::load_arch_tensors) and its graph
 hard-codes 128, so the tiny file uses 128: a 600-token prompt crosses 4 HCA boundaries.
@@ -44,7 +45,7 @@ CONFIG = dict(
     q_lora_rank=32,          # 1024
     o_groups=2,              # 8
     o_lora_rank=16,          # 1024
-    indexer_n_head=8,        # 64 (8, not 4: fewer rows whose every head is relu-zero, i.e. fewer top-k ties)
+    indexer_n_head=16,       # 64 (16: a row whose every head is relu-zero, a possible exact top-k tie, is rare)
     indexer_head_dim=64,     # 128 (llama.cpp rotates indexer rows by a Hadamard of >= 64)
     indexer_top_k=8,         # 512
     n_expert=8,              # 256
@@ -60,6 +61,9 @@ CONFIG = dict(
     context_length=2048,
     rope_freq_base=10000.0,
     compress_rope_freq_base=160000.0,
+    rope_scaling="yarn",     # yarn, on the compressed layers only (llama.cpp leaves ratio-0 layers unscaled)
+    rope_scaling_factor=4.0,  # 16
+    rope_orig_ctx=256,       # 65536; small so that the YaRN ramp falls inside the 8 rotated pairs
     rms_eps=1e-6,
     swiglu_limit=2.0,        # 10.0; smaller here so that the clamp actually bites on random weights
     expert_weights_scale=1.5,
@@ -211,6 +215,10 @@ def write(path, c, bad=None, tokenizer_src=None, weights=None):
     wr.add_value_length(c["head_dim"])
     wr.add_rope_dimension_count(c["n_rot"])
     wr.add_rope_freq_base(c["rope_freq_base"])
+    if c["rope_scaling"] != "none":
+        wr.add_rope_scaling_type(gguf.RopeScalingType(c["rope_scaling"]))
+        wr.add_rope_scaling_factor(c["rope_scaling_factor"])
+        wr.add_rope_scaling_orig_ctx_len(c["rope_orig_ctx"])
     wr.add_layer_norm_rms_eps(c["rms_eps"])
     wr.add_q_lora_rank(c["q_lora_rank"])
     wr.add_sliding_window(c["n_swa"])
