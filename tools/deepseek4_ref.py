@@ -65,6 +65,7 @@ CSA_RATIO, HCA_RATIO = 4, 128     # the ratios llama.cpp accepts besides 0
 
 @dataclass
 class Config:
+    """Hyper-parameters; the defaults are tests/data/v4/tiny-v4.gguf's (tools/make_v4_gguf.py CONFIG)."""
     n_vocab: int = 1024
     n_embd: int = 64
     n_layer: int = 4
@@ -90,9 +91,9 @@ class Config:
     rope_freq_base: float = 10000.0
     compress_rope_freq_base: float = 160000.0
     # rope.scaling.*: applied on the compressed layers only (llama.cpp keeps ratio-0 layers unscaled)
-    rope_scaling: str = "none"        # "none", "linear" or "yarn"
-    rope_scaling_factor: float = 1.0
-    rope_orig_ctx: int = 0
+    rope_scaling: str = "yarn"        # "none", "linear" or "yarn"
+    rope_scaling_factor: float = 4.0
+    rope_orig_ctx: int = 256
     yarn_beta_fast: float = 32.0
     yarn_beta_slow: float = 1.0
     rms_eps: float = 1e-6

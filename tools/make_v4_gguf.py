@@ -4,10 +4,10 @@
     python3 tools/make_v4_gguf.py tests/data/v4/tiny-v4.gguf
     python3 tools/make_v4_gguf.py --bad ratio-len OUT.gguf     # compress_ratios shorter than block_count
     python3 tools/make_v4_gguf.py --bad no-indexer OUT.gguf    # blk.1.indexer.proj.weight left out
-    python3 tools/make_v4_gguf.py --bad topk OUT.gguf          # indexer top_k > compressed rows at n_ctx
+    python3 tools/make_v4_gguf.py --bad topk OUT.gguf          # indexer top_k 513 > the 512 ratio-4 rows of n_ctx 2048
 
-Every V4 feature is active at CI size (about 2 MB, all tensors F32 — llama.cpp's CPU backend
-misbehaves on some F16 paths on this AMX machine):
+Every V4 feature is active at CI size (2.6 MB, all tensors F32 — llama.cpp's CPU backend
+misbehaves on some F16 paths on this AMX machine, and F32 keeps the goldens f32-exact):
   layer 0  no compression (raw sliding window only), hash-routed MoE
   layer 1  ratio 4 (CSA) + lightning indexer, hash-routed MoE
   layer 2  ratio 128 (HCA), biased sqrt-softplus routing
