@@ -95,8 +95,7 @@ def main():
 
 def check_export(bad, model_path, model):
     """The reference's tensors written back by the generator give the committed file, byte for byte."""
-    sys.path.insert(0, os.environ.get("GGUF_PY", "/work/peer/llama.cpp-src/gguf-py"))
-    import make_v4_gguf as W
+    import make_v4_gguf as W     # here, not at the top: it needs gguf-py, which may be absent
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "export.gguf")
         W.write(path, W.config_from_ref(model.cfg), weights=model.gguf_tensors())

@@ -70,14 +70,12 @@ def tokenizer_from_kv(kv):
 def prompt_of_length(tok, text, n):
     """BOS + the longest prefix of text with exactly n tokens (n counts BOS)."""
     best = None
-    lo = 0
     for cut in range(0, len(text) + 1):
         ids = tok.encode(text[:cut], add_bos=True, parse_special=True)
         if len(ids) == n:
             best = cut
-        elif len(ids) > n + 1:
+        elif len(ids) > n + 1:   # a longer prefix never has fewer tokens again (up to one merge)
             break
-        lo = cut
     if best is None:
         raise SystemExit(f"no prefix of the held-out text tokenizes to {n} tokens")
     return text[:best], tok.encode(text[:best], add_bos=True, parse_special=True)
