@@ -2,6 +2,7 @@
 // tiny-V4 prompts, and its greedy continuation: the peer side of tests/data/v4/.
 //
 //   NODE_LLAMA_DIR=/tmp/llama node tools/llama_logits_v4.mjs MODEL.gguf PROMPTS.json OUT_DIR
+//   (V4_GPU=vulkan GGML_VK_VISIBLE_DEVICES=0 for its Vulkan backend, V4_FA=1 flash attention, V4_DEBUG=1 logs)
 //
 // PROMPTS.json: {"prompts": [{"name", "tokens": [...], "text"?, "add_bos"?, "parse_special"?}],
 //                "greedy": [{"prompt": NAME, "n": 64}, ...], "chunked": [{"prompt": NAME, "sizes": [1, 7, ...]}]}
@@ -23,7 +24,7 @@ const { getLlama, LlamaLogLevel } = await import(pathToFileURL(path.join(nodeDir
 
 const spec = JSON.parse(fs.readFileSync(promptsPath, "utf8"));
 fs.mkdirSync(outDir, { recursive: true });
-const llama = await getLlama({ gpu: false, build: "never", logLevel: process.env.V4_DEBUG ? LlamaLogLevel.debug : LlamaLogLevel.warn });
+const llama = await getLlama({ gpu: process.env.V4_GPU ?? false, build: "never", logLevel: process.env.V4_DEBUG ? LlamaLogLevel.debug : LlamaLogLevel.warn });
 const model = await llama.loadModel({ modelPath });
 const V = model.fileInsights.tokenizer?.vocabSize ?? model.tokens.length ?? 1024;
 const report = { model: path.basename(modelPath), n_vocab: V, prompts: [], greedy: [] };
