@@ -180,13 +180,7 @@ gsmrt_status gsmrt_vk_device_create(struct gsmrt_vk_instance *inst,
               dev->caps.name, dev->caps.driver_name);
 
     st = create_logical(dev, err);
-    if (st == GSMRT_OK) {
-        char path[1024] = "";
-        if (!p || !p->pipeline_cache_path)
-            gsmrt_vk_pipeline_cache_default_path(&dev->caps, path, sizeof path);
-        else snprintf(path, sizeof path, "%s", p->pipeline_cache_path);
-        st = gsmrt_vk_pipeline_cache_open(dev, path, err);
-    }
+    if (st == GSMRT_OK) st = gsmrt_vk_pipeline_cache_open(dev, p ? p->pipeline_cache_path : NULL, err);
     if (st != GSMRT_OK) {
         gsmrt_err_prefix(err, "device %u (%s): ", chosen, dev->caps.name);
         gsmrt_vk_device_destroy(dev);
