@@ -961,12 +961,12 @@ int cmd_bench(int argc, char **argv)
     b->corpus.len = strlen(text);
     b->corpus.text = malloc(2 * b->corpus.len + 1);
     if (!b->corpus.text) {
-        free(text);
+        gsmrt_file_free(text);
         goto out;
     }
     memcpy(b->corpus.text, text, b->corpus.len);
     memcpy(b->corpus.text + b->corpus.len, text, b->corpus.len + 1);
-    free(text);
+    gsmrt_file_free(text);
     gsmrt_status st = kv_row(b);
     if (st == GSMRT_OK) st = make_prompts(b, max_batch);
     if (st != GSMRT_OK) {
