@@ -228,7 +228,10 @@ typedef struct gsmrt_context_params {
     const char *device;               /* index or name substring; NULL: GSMRT_DEVICE, else the
                                          first discrete > integrated > virtual > CPU device */
     int32_t validation;               /* 1 on, 0 off, -1 (default): GSMRT_VALIDATE decides */
-    const char *pipeline_cache_path;  /* NULL (default): $XDG_CACHE_HOME/gsmrt/...; "": none */
+    const char *pipeline_cache_path;  /* NULL (default): $GSMRT_PIPELINE_CACHE, else
+                                         $XDG_CACHE_HOME/gsmrt/...; "": none. At most 1023
+                                         bytes. A location that cannot be used is a warning,
+                                         never a failure; only a gsmrt cache is replaced */
     gsmrt_allocator allocator;        /* copied; NULL functions (default) mean libc */
     gsmrt_log_cb log_cb;              /* NULL (default): warnings and errors to stderr */
     void *log_user;
