@@ -76,5 +76,24 @@ rc=$(XDG_CACHE_HOME="$tmp/ok.txt" GSMRT_PIPELINE_CACHE= status env -u GSMRT_PIPE
 check "unwritable XDG_CACHE_HOME: the run succeeds (rc $rc)" [ "$rc" = 0 ]
 check "unwritable XDG_CACHE_HOME: one warning" [ "$(grep -c 'without a persistent pipeline cache' "$tmp/err")" = 1 ]
 
+# As another user (when run as root and setpriv exists): a read-only cache
+# directory, and another user's unreadable file as the cache, each warn once.
+if [ "$(id -u)" = 0 ] && command -v setpriv > /dev/null; then
+  shared=$(mktemp -d) && chmod 755 "$shared" && mkdir -m 555 "$shared/ro" && mkdir -m 755 "$shared/own"
+  printf 'GSMRTPC\000root-only' > "$shared/own/pipelines.bin" && chmod 600 "$shared/own/pipelines.bin"
+  as_nobody="setpriv --reuid=nobody --regid=nogroup --clear-groups"
+  rc=$(status $as_nobody env -u GSMRT_PIPELINE_CACHE XDG_CACHE_HOME="$shared/ro" HOME="$shared/ro" "$gsm" run \
+    -m "$model" -p hi -n 2)
+  check "read-only XDG_CACHE_HOME (as nobody): the run succeeds (rc $rc)" [ "$rc" = 0 ]
+  check "read-only XDG_CACHE_HOME: one warning" [ "$(grep -c 'without a persistent pipeline cache' "$tmp/err")" = 1 ]
+  rc=$(GSMRT_PIPELINE_CACHE="$shared/own/pipelines.bin" status $as_nobody "$gsm" run -m "$model" -p hi -n 2)
+  check "another user's cache file (as nobody): the run succeeds (rc $rc)" [ "$rc" = 0 ]
+  check "another user's cache file: one warning" [ "$(grep -c 'Permission denied; running without' "$tmp/err")" = 1 ]
+  check "another user's cache file: unchanged" sh -c "printf 'GSMRTPC\\000root-only' | cmp -s - '$shared/own/pipelines.bin'"
+  rm -rf "$shared"
+else
+  echo "note: not root or no setpriv: the other-user cases are skipped"
+fi
+
 echo "$passes passed, $failures failed"
 [ $failures -eq 0 ]
