@@ -3,7 +3,6 @@
  * cJSON_GetErrorPtr, no cJSON_InitHooks): the host may use cJSON too. */
 #include "json_read.h"
 
-#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
