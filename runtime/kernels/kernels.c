@@ -172,6 +172,5 @@ gsmrt_status gsmrt_kernels_warm_up(struct gsmrt_vk_device *dev, struct gsmrt_err
     for (enum gsmrt_kernel id = GSMRT_KERNEL_MATMUL_F32; id <= GSMRT_KERNEL_MATMUL_Q8_0 && st == GSMRT_OK;
          id++)
         st = gsmrt_vk_pipeline_get(dev, gsmrt_kernel_desc(id), tiles, 2, &p, err);
-    if (st == GSMRT_OK && dev->pipeline_cache_dirty) st = gsmrt_vk_pipeline_cache_save(dev, err);
-    return st;
+    return st;   /* the pipeline cache is saved once, when the device is destroyed */
 }

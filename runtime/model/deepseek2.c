@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/env.h"
 #include "base/mem.h"
 #include "model/gsm_decode.h"
 #include "model/model.h"
@@ -78,8 +79,7 @@ gsmrt_status gsmrt_forward_create(struct gsmrt_dmodel *m, uint32_t max_tok, uint
     }
     /* ~40 dispatches per layer at most (MoE, chunked weights) plus the head. */
     /* GSMRT_PROFILE=1: per-dispatch GPU timestamps (bench_decode --profile reads them). */
-    const char *prof = getenv("GSMRT_PROFILE");
-    bool timestamps = prof && *prof && strcmp(prof, "0") != 0;
+    bool timestamps = gsmrt_env_flag(&dev->log, "GSMRT_PROFILE");
     if (st == GSMRT_OK) st = gsmrt_vk_rec_create(dev, 64 * hp->n_layer + 64, timestamps, &f->rec, err);
     if (st == GSMRT_OK && (!(f->pos_host = gsmrt_mem_calloc(m->alloc, max_tok, sizeof *f->pos_host)) ||
                            !(f->tok_host = gsmrt_mem_calloc(m->alloc, max_tok, sizeof *f->tok_host))))
