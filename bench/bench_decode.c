@@ -84,10 +84,10 @@ int main(int argc, char **argv)
     if (profile) setenv("GSMRT_PROFILE", "1", 1);
     struct gsmrt_err err = {GSMRT_OK, ""};
     struct gsmrt_vk_instance *inst;
-    struct gsmrt_vk_instance_params ip = {NULL, {NULL, NULL, GSMRT_LOG_WARN}, 0};
+    struct gsmrt_vk_instance_params ip = {.alloc = NULL, .log = {.cb = NULL, .user = NULL, .level = GSMRT_LOG_WARN}, .validation = 0};
     CHECK(gsmrt_vk_instance_create(&ip, &inst, &err));
     struct gsmrt_vk_device *dev;
-    struct gsmrt_vk_device_params dp = {NULL, NULL};
+    struct gsmrt_vk_device_params dp = {.want = NULL, .pipeline_cache_path = NULL};
     CHECK(gsmrt_vk_device_create(inst, &dp, &dev, &err));
     CHECK(gsmrt_kernels_warm_up(dev, &err));
     struct gsmrt_gguf *g;
