@@ -95,6 +95,7 @@ gsmrt_status gsmrt_dmodel_load(struct gsmrt_vk_device *dev, const struct gsmrt_g
         const struct gsmrt_gguf_tensor *t = gsmrt_gguf_tensor_at(g, i);
         st = upload(dev, t, &m->tensors[i], err);
         if (st != GSMRT_OK) goto fail;
+        gsmrt_gguf_release_tensor(g, t);   /* the device holds it now: the file's pages need not stay resident */
         done += t->data_bytes;
         if (progress) progress(progress_user, "uploading weights", total ? (float)done / (float)total : 1.0f);
     }
