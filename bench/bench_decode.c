@@ -9,7 +9,9 @@
  *
  * --logits N PATH: instead, the logits (float32 [n_vocab]) after a prefill
  * of the bench's first N tokens go to PATH (a new file), for comparing with
- * another runtime (tools/wide_check.mjs). Load progress goes to stderr. */
+ * another runtime (tools/wide_check.mjs); with --greedy G, the G tokens of
+ * a greedy continuation are printed ("greedy: id id ..."). Load progress
+ * goes to stderr. */
 #include <fcntl.h>
 #include <unistd.h>
 #include <stdio.h>
@@ -93,7 +95,7 @@ int main(int argc, char **argv)
     char depths_arg[256] = "128,1024,4096";
     uint32_t gen = 32, batch = 256, reps = 3;
     bool json = false, profile = false;
-    uint32_t logits_n = 0;
+    uint32_t logits_n = 0, greedy = 0;
     const char *logits_path = NULL;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "-m") && i + 1 < argc) model = argv[++i];
@@ -107,9 +109,11 @@ int main(int argc, char **argv)
             logits_n = (uint32_t)atoi(argv[++i]);
             logits_path = argv[++i];
             if (logits_n < 1) return 2;
+        } else if (!strcmp(argv[i], "--greedy") && i + 1 < argc) {
+            greedy = (uint32_t)atoi(argv[++i]);
         } else {
             fprintf(stderr, "usage: bench_decode [-m MODEL] [--depths 128,1024,4096] [--gen N] [--batch N] "
-                            "[--reps N] [--json] [--profile] [--logits N PATH]\n");
+                            "[--reps N] [--json] [--profile] [--logits N PATH [--greedy G]]\n");
             return 2;
         }
     }
@@ -136,7 +140,7 @@ int main(int argc, char **argv)
     struct gsmrt_dmodel *m;
     int last_pct = -1;
     CHECK(gsmrt_dmodel_load(dev, g, &hp, progress, &last_pct, &m, &err));
-    uint32_t n_ctx = logits_path ? logits_n : max_depth + gen + 1;
+    uint32_t n_ctx = logits_path ? logits_n + greedy + 1 : max_depth + gen + 1;
     struct gsmrt_kv_cache *kv;
     CHECK(gsmrt_kv_cache_create(dev, &hp, n_ctx, 32, 0, 0, &kv, &err));
     struct gsmrt_forward *f;
@@ -149,7 +153,18 @@ int main(int argc, char **argv)
             uint32_t k = logits_n - p < batch ? logits_n - p : batch;
             CHECK(gsmrt_forward_run(f, kv, toks + p, k, p, p + k == logits_n ? 1 : 0, logits, &err));
         }
-        return write_new(logits_path, logits, hp.n_vocab);
+        if (write_new(logits_path, logits, hp.n_vocab)) return 1;
+        if (greedy) printf("greedy:");
+        for (uint32_t i = 0; i < greedy; i++) {
+            int32_t best = 0;
+            for (uint32_t v = 1; v < hp.n_vocab; v++)
+                if (logits[v] > logits[best]) best = (int32_t)v;
+            printf(" %d", best);
+            fflush(stdout);
+            CHECK(gsmrt_forward_run(f, kv, &best, 1, logits_n + i, 1, logits, &err));
+        }
+        if (greedy) printf("\n");
+        return 0;
     }
 
     if (!json)

@@ -4,6 +4,11 @@
 //
 //   ./build/bench/bench_decode -m M.gguf --batch 16 --logits N ours.bin
 //   NODE_LLAMA_DIR=/tmp/llama node tools/wide_check.mjs M.gguf N ours.bin [--gpu vulkan] [--threads 2]
+//                  [--greedy "id id ..."]   (bench_decode --greedy G's tokens: llama.cpp continues as far)
+//
+// On a CPU with AMX the prebuilt's sapphirerapids CPU backend aborts on deepseek2
+// (GGML_ASSERT(*cur_backend_id != -1), shared/docs/llama-cpp-peer.md): point NODE_LLAMA_DIR at a copy
+// of node_modules without bins/linux-x64/libggml-cpu-sapphirerapids.so (the next best, AVX-512 without AMX).
 //
 // Prints max |diff|, the largest |logit|, the RMS of the difference relative to the RMS of
 // llama.cpp's logits, whether the argmax agrees, and how many of llama.cpp's top 10 are in ours.
@@ -45,8 +50,26 @@ for (let v = 0; v < nv; v++) {
 const top = (x) => Array.from(x.keys()).sort((i, j) => x[j] - x[i]).slice(0, 10);
 const tr = top(ref), to = new Set(top(ours));
 const overlap = tr.filter((i) => to.has(i)).length;
+const top1_gap = ref[tr[0]] - ref[tr[1]];   // how close llama.cpp's first two choices are
 const out = { model: modelPath, n_tokens: N, n_vocab: nv, backend: gpu, max_abs_diff: maxd, max_abs_logit: maxref,
-              rel_rms_diff: Math.sqrt(sd / sr), argmax_ours: a, argmax_llama: b, argmax_equal: a === b, top10_overlap: overlap };
+              rel_rms_diff: Math.sqrt(sd / sr), argmax_ours: a, argmax_llama: b, argmax_equal: a === b, top10_overlap: overlap, top1_gap };
+const greedyArg = opt("--greedy", null);
+if (greedyArg) {   // greedy continuation from the same prompt, temperature 0, EOG not stopping
+    const ourIds = greedyArg.trim().split(/\s+/).map(Number);
+    const ctx2 = await model.createContext({ contextSize: Math.max(256, N + ourIds.length + 8), batchSize: 512,
+                                             threads: parseInt(opt("--threads", "2"), 10), sequences: 1 });
+    const gen = [];
+    for await (const t of ctx2.getSequence().evaluate(toks, { temperature: 0, yieldEogToken: true })) {
+        gen.push(t);
+        if (gen.length >= ourIds.length) break;
+    }
+    let same = 0;
+    while (same < gen.length && gen[same] === ourIds[same]) same++;
+    out.greedy_llama = gen;
+    out.greedy_ours = ourIds;
+    out.greedy_agree_prefix = same;
+    await ctx2.dispose();
+}
 console.log(JSON.stringify(out));
 await context.dispose();
 await model.dispose();
