@@ -13,7 +13,7 @@
 void gsmrt_api_model_id(const gsmrt_model *m, struct gsmrt_gsm_model_id *id)
 {
     memset(id, 0, sizeof *id);
-    snprintf(id->architecture, sizeof id->architecture, "deepseek2");
+    snprintf(id->architecture, sizeof id->architecture, "%s", m->hp.arch->name);
     snprintf(id->name, sizeof id->name, "%s", m->name[0] ? m->name : "unnamed");
     id->n_layer = m->hp.n_layer;
     id->n_head = m->hp.n_head;

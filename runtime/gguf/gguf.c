@@ -580,6 +580,17 @@ gsmrt_status gsmrt_gguf_open(const char *path, const gsmrt_allocator *a, struct 
     return finish(g, out, err);
 }
 
+void gsmrt_gguf_release_tensor(const struct gsmrt_gguf *g, const struct gsmrt_gguf_tensor *t)
+{
+    if (!g->map || !t || t->data_bytes == 0) return;
+    /* the whole pages inside the tensor: a private read-only mapping loses
+     * nothing (a later read maps the page again from the file) */
+    uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+    uintptr_t lo = ((uintptr_t)t->data + page - 1) / page * page;
+    uintptr_t hi = ((uintptr_t)t->data + t->data_bytes) / page * page;
+    if (hi > lo) madvise((void *)lo, hi - lo, MADV_DONTNEED);
+}
+
 /* ---- accessors ----------------------------------------------------------- */
 
 const char *gsmrt_gguf_name(const struct gsmrt_gguf *g) { return g->name; }
