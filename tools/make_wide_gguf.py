@@ -65,9 +65,9 @@ def kv_list(s, name, tok, ftype, n_layer):
         (A + "expert_weights_norm", G.Val(G.BOOL, False)),
         (A + "expert_gating_func", G.Val(G.U32, s["gating"])),
     ]
-    for k in ("tokenizer.ggml.model", "tokenizer.ggml.pre", "tokenizer.ggml.bos_token_id",
-              "tokenizer.ggml.eos_token_id", "tokenizer.ggml.add_bos_token", "tokenizer.ggml.add_eos_token"):
-        if k in tok.kv:
+    padded = ("tokenizer.ggml.tokens", "tokenizer.ggml.token_type", "tokenizer.ggml.merges")
+    for k in tok.kv:   # the bundled model's tokenizer keys (special ids, chat template), as they are
+        if k.startswith("tokenizer.") and k not in padded:
             t, elem = tok.kv_types[k]
             kv.append((k, G.Val(t, tok.kv[k], elem)))
     tokens = list(tok.kv["tokenizer.ggml.tokens"])

@@ -34,7 +34,8 @@ static gsmrt_status read_keys(struct gsmrt_hpk *r, struct gsmrt_hparams *hp)
     uint32_t L = hp->n_layer, nextn, vocab_size;
     TRY(gsmrt_hpk_u32_opt(r, "vocab_size", 0, &vocab_size));   /* type-checked only; V is the token list's length */
     TRY(gsmrt_hpk_u32_opt(r, "nextn_predict_layers", 0, &nextn));
-    if (nextn != 0) return gsmrt_hpk_bad(r, "nextn_predict_layers", "%u (MTP blocks are not supported; expected 0)", nextn);
+    if (nextn != 0) return gsmrt_hpk_bad(r, "nextn_predict_layers",
+                                         "%u (MTP blocks are not supported; expected 0)", nextn);
     TRY(gsmrt_hpk_u32_opt(r, "leading_dense_block_count", 0, &hp->n_layer_dense_lead));
     if (hp->n_layer_dense_lead > L)
         return gsmrt_hpk_bad(r, "leading_dense_block_count", "%u exceeds block_count %u", hp->n_layer_dense_lead, L);
@@ -65,7 +66,8 @@ static gsmrt_status read_keys(struct gsmrt_hpk *r, struct gsmrt_hparams *hp)
 
     TRY(gsmrt_hpk_f32(r, "attention.layer_norm_rms_epsilon", &hp->rms_eps));
     if (!isfinite(hp->rms_eps) || hp->rms_eps <= 0)
-        return gsmrt_hpk_bad(r, "attention.layer_norm_rms_epsilon", "%g (expected a finite value > 0)", (double)hp->rms_eps);
+        return gsmrt_hpk_bad(r, "attention.layer_norm_rms_epsilon",
+                             "%g (expected a finite value > 0)", (double)hp->rms_eps);
 
     TRY(gsmrt_hpk_u32(r, "attention.kv_lora_rank", &hp->kv_lora_rank));
     if (hp->kv_lora_rank == 0) return gsmrt_hpk_bad(r, "attention.kv_lora_rank", "0 (expected > 0)");
@@ -76,7 +78,8 @@ static gsmrt_status read_keys(struct gsmrt_hpk *r, struct gsmrt_hparams *hp)
     } else {
         uint64_t n_vocab = hp->n_vocab;
         bool lite = L == 27 || L == 26 || (L == 48 && n_vocab == 128256);
-        if (!lite) return gsmrt_hpk_bad(r, "attention.q_lora_rank", "missing (required unless the model is a \"lite\" one)");
+        if (!lite) return gsmrt_hpk_bad(r, "attention.q_lora_rank",
+                                        "missing (required unless the model is a \"lite\" one)");
         hp->q_lora_rank = 0;
     }
 
@@ -88,7 +91,8 @@ static gsmrt_status read_keys(struct gsmrt_hpk *r, struct gsmrt_hparams *hp)
                    hp->n_embd_head_k_mla);
     uint64_t cached = (uint64_t)hp->kv_lora_rank + hp->n_rot;
     if (gsmrt_hpk_has(r, "attention.key_length") && hp->n_embd_head_k != cached)
-        return gsmrt_hpk_bad(r, "attention.key_length", "%u (expected kv_lora_rank + rope.dimension_count = %llu for MLA)",
+        return gsmrt_hpk_bad(r, "attention.key_length",
+                             "%u (expected kv_lora_rank + rope.dimension_count = %llu for MLA)",
                    hp->n_embd_head_k, (unsigned long long)cached);
     if (gsmrt_hpk_has(r, "attention.value_length") && hp->n_embd_head_v != hp->kv_lora_rank)
         return gsmrt_hpk_bad(r, "attention.value_length", "%u (expected kv_lora_rank = %u for MLA)", hp->n_embd_head_v,
@@ -117,7 +121,8 @@ static gsmrt_status read_keys(struct gsmrt_hpk *r, struct gsmrt_hparams *hp)
     TRY(gsmrt_hpk_f32_opt(r, "rope.scaling.factor", 0.0f, &hp->rope_scaling_factor));
     if (hp->rope_scaling_factor == 0.0f) TRY(gsmrt_hpk_f32_opt(r, "rope.scale_linear", 0.0f, &hp->rope_scaling_factor));
     if (!isfinite(hp->rope_scaling_factor) || hp->rope_scaling_factor < 0)
-        return gsmrt_hpk_bad(r, "rope.scaling.factor", "%g (expected a finite value >= 0)", (double)hp->rope_scaling_factor);
+        return gsmrt_hpk_bad(r, "rope.scaling.factor",
+                             "%g (expected a finite value >= 0)", (double)hp->rope_scaling_factor);
     TRY(gsmrt_hpk_u32_opt(r, "rope.scaling.original_context_length", hp->n_ctx_train, &hp->n_ctx_orig_yarn));
     if (hp->n_ctx_orig_yarn == 0) return gsmrt_hpk_bad(r, "rope.scaling.original_context_length", "0 (expected > 0)");
     TRY(gsmrt_hpk_f32_opt(r, "rope.scaling.yarn_log_multiplier", 0.0f, &hp->yarn_log_multiplier));
@@ -136,7 +141,8 @@ static gsmrt_status read_keys(struct gsmrt_hpk *r, struct gsmrt_hparams *hp)
     TRY(gsmrt_hpk_u32_layers(r, "expert_feed_forward_length", L, true, 0, n_dense, L, &hp->n_ff_exp));
     TRY(gsmrt_hpk_f32_opt(r, "expert_weights_scale", 0.0f, &hp->expert_weights_scale));
     if (!isfinite(hp->expert_weights_scale) || hp->expert_weights_scale < 0)
-        return gsmrt_hpk_bad(r, "expert_weights_scale", "%g (expected a finite value >= 0)", (double)hp->expert_weights_scale);
+        return gsmrt_hpk_bad(r, "expert_weights_scale",
+                             "%g (expected a finite value >= 0)", (double)hp->expert_weights_scale);
     TRY(gsmrt_hpk_bool_opt(r, "expert_weights_norm", false, &hp->expert_weights_norm));
     uint32_t gating;
     TRY(gsmrt_hpk_u32_opt(r, "expert_gating_func", 0, &gating));
@@ -149,20 +155,24 @@ static gsmrt_status read_keys(struct gsmrt_hpk *r, struct gsmrt_hparams *hp)
     TRY(gsmrt_hpk_u32_opt(r, "expert_group_count", 0, &hp->expert_group_count));
     TRY(gsmrt_hpk_u32_opt(r, "expert_group_used_count", 0, &hp->expert_group_used_count));
     if (any_moe) {
-        if (hp->n_expert == 0) return gsmrt_hpk_bad(r, "expert_count", "0 with %u MoE blocks (expected > 0)", L - n_dense);
+        if (hp->n_expert == 0) return gsmrt_hpk_bad(r, "expert_count",
+                                                    "0 with %u MoE blocks (expected > 0)", L - n_dense);
         if (hp->n_expert_used == 0 || hp->n_expert_used > hp->n_expert)
-            return gsmrt_hpk_bad(r, "expert_used_count", "%u out of range [1, expert_count %u]", hp->n_expert_used, hp->n_expert);
+            return gsmrt_hpk_bad(r, "expert_used_count",
+                                 "%u out of range [1, expert_count %u]", hp->n_expert_used, hp->n_expert);
         if (hp->n_ff_exp == 0) return gsmrt_hpk_bad(r, "expert_feed_forward_length", "0 (expected > 0)");
         if (hp->n_expert_shared == 0)
             return gsmrt_hpk_bad(r, "expert_shared_count", "0 (expected > 0: MoE blocks need their shared experts)");
         uint32_t G = hp->expert_group_count, GU = hp->expert_group_used_count;
         if (G > 1) {
             if (G >= hp->n_expert || hp->n_expert % G != 0)
-                return gsmrt_hpk_bad(r, "expert_group_count", "%u (expected < expert_count %u and dividing it)", G, hp->n_expert);
+                return gsmrt_hpk_bad(r, "expert_group_count",
+                                     "%u (expected < expert_count %u and dividing it)", G, hp->n_expert);
             if (GU == 0 || GU >= G)
                 return gsmrt_hpk_bad(r, "expert_group_used_count", "%u out of range [1, expert_group_count %u)", GU, G);
             if ((uint64_t)GU * (hp->n_expert / G) < hp->n_expert_used)
-                return gsmrt_hpk_bad(r, "expert_group_used_count", "%u groups of %u experts cannot supply expert_used_count %u",
+                return gsmrt_hpk_bad(r, "expert_group_used_count",
+                                     "%u groups of %u experts cannot supply expert_used_count %u",
                            GU, hp->n_expert / G, hp->n_expert_used);
         }
     }
@@ -250,8 +260,11 @@ static uint64_t dim_value(const struct gsmrt_hparams *hp, uint8_t d)
 
 enum when { ALWAYS, Q_LORA, NO_Q_LORA, DENSE, MOE, MOE_SPLIT, MOE_FUSED, MOE_PROBS_B, OUTPUT };
 
-#define GLOBAL(slot, nm, w, n, ...) [slot] = {.name = nm, .per_layer = false, .when = w, .n_dims = n, .dims = {__VA_ARGS__}}
-#define LAYER(slot, nm, w, n, ...) [slot] = {.name = nm, .per_layer = true, .when = w, .n_dims = n, .dims = {__VA_ARGS__}}
+/* A row of the table: its slot, name, condition, number of dims and the dims. */
+#define ROW(slot, nm, layer, w, n, ...) \
+    [slot] = {.name = nm, .per_layer = layer, .when = w, .n_dims = n, .dims = {__VA_ARGS__}}
+#define GLOBAL(slot, nm, w, n, ...) ROW(slot, nm, false, w, n, __VA_ARGS__)
+#define LAYER(slot, nm, w, n, ...) ROW(slot, nm, true, w, n, __VA_ARGS__)
 
 static const struct gsmrt_tensor_spec tensors[DS2_N_TENSORS] = {
     GLOBAL(DS2_TOKEN_EMBD, "token_embd.weight", ALWAYS, 2, D_E, D_V),

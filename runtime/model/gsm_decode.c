@@ -300,7 +300,8 @@ static gsmrt_status plan_tiers(struct gsmrt_gsm_decode *g, struct gsmrt_kv_cache
     if (st == GSMRT_OK && n_keys > pt->n_pos) st = gsmrt_gsm_page_table_grow(pt, n_keys, g->hot, err);
     if (st != GSMRT_OK) return st;
     for (uint32_t l = 0; l < g->n_layer; l++)
-        for (uint32_t p = 0; p < pt->n_pages; p++) kv->entries[kv->line_of[l] * kv->table_stride + p] = entry_of(g, l, p);
+        for (uint32_t p = 0; p < pt->n_pages; p++)
+            kv->entries[kv->line_of[l] * kv->table_stride + p] = entry_of(g, l, p);   /* layer l's latent line */
     for (uint32_t l = 0; l < g->n_layer; l++) gsmrt_kv_cache_line(kv, l, 0)->n_pages = pt->n_pages;
     kv->table_dirty = true;
     return GSMRT_OK;

@@ -136,7 +136,8 @@ gsmrt_status gsmrt_hparams_load(const struct gsmrt_gguf *g, struct gsmrt_hparams
     if (!arch)
         return gsmrt_err_set(err, GSMRT_E_FORMAT,
                              "%s: key 'general.architecture': architecture \"%.*s\" is not supported (supported: %s)",
-                             gsmrt_gguf_name(g), name.len > 64 ? 64 : (int)name.len, name.ptr, gsmrt_arch_supported(names, sizeof names));
+                             gsmrt_gguf_name(g), name.len > 64 ? 64 : (int)name.len, name.ptr,
+                             gsmrt_arch_supported(names, sizeof names));
 
     uint32_t et;
     uint64_t n_tokens;

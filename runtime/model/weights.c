@@ -70,7 +70,8 @@ gsmrt_status gsmrt_dmodel_load(struct gsmrt_vk_device *dev, const struct gsmrt_g
                                void *progress_user, struct gsmrt_dmodel **out, struct gsmrt_err *err)
 {
     *out = NULL;
-    if (!hp->arch) return gsmrt_err_set(err, GSMRT_E_INVALID_ARGUMENT, "%s: hyper-parameters not loaded", gsmrt_gguf_name(g));
+    if (!hp->arch)
+        return gsmrt_err_set(err, GSMRT_E_INVALID_ARGUMENT, "%s: hyper-parameters not loaded", gsmrt_gguf_name(g));
     if (hp->arch->check_runnable) {
         gsmrt_status st = hp->arch->check_runnable(g, hp, err);
         if (st != GSMRT_OK) return st;
