@@ -2,6 +2,8 @@
  * deepseek4) adds to the deepseek2 set: hyper-connections, V4 routing, the
  * clamped SwiGLU and the compressor's pooling. Shapes are checked here, so a
  * bad model shape is an error naming the op, never an out-of-range dispatch. */
+#include <math.h>
+
 #include "kernels/kernel_util.h"
 #include "kernels/kernels_push.h"
 
@@ -116,4 +118,20 @@ gsmrt_status gsmrt_k_compress_pool(struct gsmrt_vk_rec *rec, const struct gsmrt_
     struct gsmrt_vk_range b[4] = {*kv, *score, *ape, *out};
     return gsmrt_vk_rec_dispatch(rec, pipe, b, 4, &pc, sizeof pc, (p->dim + wg - 1) / wg, p->n_blocks, 1,
                                  "compress_pool", err);
+}
+
+void gsmrt_v4_rope_params(const struct gsmrt_v4_rope *r, struct gsmrt_rope_params *out)
+{
+    bool scaled = r->scaling != GSMRT_V4_ROPE_NONE && r->factor > 0.0f;
+    out->n_dims = r->n_rot;
+    out->mode = GSMRT_ROPE_NORM;
+    out->freq_base = r->freq_base;
+    out->freq_scale = scaled ? 1.0f / r->factor : 1.0f;
+    out->ext_factor = scaled && r->scaling == GSMRT_V4_ROPE_YARN ? 1.0f : 0.0f;
+    out->attn_factor = out->ext_factor != 0.0f ? 1.0f / (1.0f + 0.1f * logf(r->factor)) : 1.0f;
+    float corr[2] = {0.0f, 0.0f};
+    if (out->ext_factor != 0.0f)
+        gsmrt_rope_yarn_corr_dims(r->n_rot, r->orig_ctx, r->freq_base, r->beta_fast, r->beta_slow, corr);
+    out->corr_low = corr[0];
+    out->corr_high = corr[1];
 }

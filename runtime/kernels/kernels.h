@@ -344,6 +344,24 @@ gsmrt_status gsmrt_k_compress_pool(struct gsmrt_vk_rec *rec, const struct gsmrt_
                                    const struct gsmrt_vk_range *ape, const struct gsmrt_vk_range *out,
                                    struct gsmrt_err *err);
 
+/* The angle parameters of RoPE as deepseek4 applies it (NORM pairs): no
+ * scaling on ratio-0 layers; on compressed layers (their compressed rows and
+ * indexer queries) the file's rope.scaling: linear (freq_scale 1/factor) or
+ * YaRN (ggml's rope_yarn with attn_factor 1/(1 + 0.1 ln factor), which
+ * cancels its magnitude term). Fills every field of out but n_tok, n_heads,
+ * head_stride, row_stride and rot_offset. De-RoPE (the attention output) is
+ * the same rotation at the negated positions: theta is linear in pos. */
+enum gsmrt_v4_rope_scaling { GSMRT_V4_ROPE_NONE, GSMRT_V4_ROPE_LINEAR, GSMRT_V4_ROPE_YARN };
+struct gsmrt_v4_rope {
+    uint32_t n_rot;
+    float freq_base;
+    enum gsmrt_v4_rope_scaling scaling;
+    float factor;
+    uint32_t orig_ctx;
+    float beta_fast, beta_slow;
+};
+void gsmrt_v4_rope_params(const struct gsmrt_v4_rope *r, struct gsmrt_rope_params *out);
+
 /* Creates the pipelines of every kernel the device would use (what a model
  * load does up front), so their compile time is paid once and cached. */
 gsmrt_status gsmrt_kernels_warm_up(struct gsmrt_vk_device *dev, struct gsmrt_err *err);
