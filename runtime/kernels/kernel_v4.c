@@ -135,3 +135,53 @@ void gsmrt_v4_rope_params(const struct gsmrt_v4_rope *r, struct gsmrt_rope_param
     out->corr_low = corr[0];
     out->corr_high = corr[1];
 }
+
+gsmrt_status gsmrt_k_indexer_score(struct gsmrt_vk_rec *rec, const struct gsmrt_k_indexer *p,
+                                   const struct gsmrt_vk_range *q, const struct gsmrt_vk_range *w,
+                                   const struct gsmrt_vk_range *k, const struct gsmrt_vk_range *pos,
+                                   const struct gsmrt_vk_range *score, struct gsmrt_err *err)
+{
+    if (p->n_tok == 0 || p->n_heads == 0 || p->head_dim == 0 || p->n_rows == 0 || p->ratio == 0 ||
+        p->q_stride < p->n_heads * p->head_dim || p->k_stride < p->head_dim || p->s_stride < p->n_rows ||
+        p->n_tok > rec->dev->caps.max_workgroup_count[1])
+        return gsmrt_err_set(err, GSMRT_E_INVALID_ARGUMENT,
+                             "indexer_score: %u tokens, %u heads of %u (query stride %u), %u rows (stride %u, "
+                             "score stride %u), ratio %u",
+                             p->n_tok, p->n_heads, p->head_dim, p->q_stride, p->n_rows, p->k_stride, p->s_stride,
+                             p->ratio);
+    uint32_t wg = GSMRT_K_ELEMENTWISE_WG;
+    struct gsmrt_vk_pipeline *pipe;
+    gsmrt_status st = gsmrt_k_pipeline(rec, GSMRT_KERNEL_INDEXER_SCORE, &wg, 1, &pipe, err);
+    if (st != GSMRT_OK) return st;
+    struct gsmrt_pc_indexer_score pc = {
+        .n_tok = p->n_tok, .n_heads = p->n_heads, .head_dim = p->head_dim, .q_stride = p->q_stride,
+        .n_rows = p->n_rows, .k_stride = p->k_stride, .s_stride = p->s_stride, .ratio = p->ratio,
+    };
+    struct gsmrt_vk_range b[5] = {*q, *w, *k, *pos, *score};
+    return gsmrt_vk_rec_dispatch(rec, pipe, b, 5, &pc, sizeof pc, (p->n_rows + wg - 1) / wg, p->n_tok, 1,
+                                 "indexer_score", err);
+}
+
+gsmrt_status gsmrt_k_topk_rows(struct gsmrt_vk_rec *rec, const struct gsmrt_vk_range *score,
+                               const struct gsmrt_vk_range *pos, const struct gsmrt_vk_range *ids, uint32_t n_tok,
+                               uint32_t n_rows, uint32_t s_stride, uint32_t top_k, uint32_t ratio,
+                               struct gsmrt_err *err)
+{
+    if (n_tok == 0 || top_k == 0 || ratio == 0 || s_stride < n_rows)
+        return gsmrt_err_set(err, GSMRT_E_INVALID_ARGUMENT,
+                             "topk_rows: %u tokens, top-%u of %u rows (score stride %u), ratio %u", n_tok, top_k,
+                             n_rows, s_stride, ratio);
+    /* 256 invocations: the 256-bin histograms are cleared and the rows
+     * scanned in one stride; capped by the device's workgroup size. */
+    uint32_t wg = 256;
+    if (wg > rec->dev->caps.max_workgroup_invocations) wg = rec->dev->caps.max_workgroup_invocations;
+    struct gsmrt_vk_pipeline *pipe;
+    gsmrt_status st = gsmrt_k_pipeline(rec, GSMRT_KERNEL_TOPK_ROWS, &wg, 1, &pipe, err);
+    if (st != GSMRT_OK) return st;
+    struct gsmrt_pc_topk_rows pc = {.n_tok = n_tok, .n_rows = n_rows, .s_stride = s_stride, .k = top_k,
+                                    .ratio = ratio};
+    struct gsmrt_vk_range b[3] = {*score, *pos, *ids};
+    uint32_t gx, gy;
+    gsmrt_k_split_groups(rec->dev, n_tok, &gx, &gy);
+    return gsmrt_vk_rec_dispatch(rec, pipe, b, 3, &pc, sizeof pc, gx, gy, 1, "topk_rows", err);
+}

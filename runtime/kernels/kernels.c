@@ -73,6 +73,8 @@ static const struct {
     [GSMRT_KERNEL_MOE_ROUTE_V4] = {6, sizeof(struct gsmrt_pc_moe_route_v4)},
     [GSMRT_KERNEL_SWIGLU_CLAMP] = {3, sizeof(struct gsmrt_pc_swiglu_clamp)},
     [GSMRT_KERNEL_COMPRESS_POOL] = {4, sizeof(struct gsmrt_pc_compress_pool)},
+    [GSMRT_KERNEL_INDEXER_SCORE] = {5, sizeof(struct gsmrt_pc_indexer_score)},
+    [GSMRT_KERNEL_TOPK_ROWS] = {3, sizeof(struct gsmrt_pc_topk_rows)},
 };
 
 static struct gsmrt_vk_kernel_desc DESCS[GSMRT_KERNEL_COUNT];

@@ -344,6 +344,30 @@ gsmrt_status gsmrt_k_compress_pool(struct gsmrt_vk_rec *rec, const struct gsmrt_
                                    const struct gsmrt_vk_range *ape, const struct gsmrt_vk_range *out,
                                    struct gsmrt_err *err);
 
+/* The lightning indexer of CSA layers: scores (shaders/indexer_score.comp)
+ * score [n_tok][s_stride] of the compressed indexer rows k [n_rows][k_stride]
+ * for queries q [n_tok][q_stride] (n_heads heads of head_dim, after RoPE) and
+ * head weights w [n_tok][n_heads] (already / sqrt(head_dim * n_heads)); rows
+ * not yet visible to a token (b >= (pos + 1) / ratio) score -inf. */
+struct gsmrt_k_indexer {
+    uint32_t n_tok, n_heads, head_dim, q_stride;
+    uint32_t n_rows, k_stride, s_stride;
+    uint32_t ratio;
+};
+gsmrt_status gsmrt_k_indexer_score(struct gsmrt_vk_rec *rec, const struct gsmrt_k_indexer *p,
+                                   const struct gsmrt_vk_range *q, const struct gsmrt_vk_range *w,
+                                   const struct gsmrt_vk_range *k, const struct gsmrt_vk_range *pos,
+                                   const struct gsmrt_vk_range *score, struct gsmrt_err *err);
+
+/* Top-k of those scores on the device (shaders/topk_rows.comp): ids uint
+ * [n_tok][top_k], each token's chosen visible rows in ascending order; ties
+ * at the boundary go to the lower row index; with fewer visible rows than
+ * top_k, all of them and then 0xffffffff. */
+gsmrt_status gsmrt_k_topk_rows(struct gsmrt_vk_rec *rec, const struct gsmrt_vk_range *score,
+                               const struct gsmrt_vk_range *pos, const struct gsmrt_vk_range *ids, uint32_t n_tok,
+                               uint32_t n_rows, uint32_t s_stride, uint32_t top_k, uint32_t ratio,
+                               struct gsmrt_err *err);
+
 /* The angle parameters of RoPE as deepseek4 applies it (NORM pairs): no
  * scaling on ratio-0 layers; on compressed layers (their compressed rows and
  * indexer queries) the file's rope.scaling: linear (freq_scale 1/factor) or

@@ -114,6 +114,12 @@ struct gsmrt_pc_swiglu_clamp {   /* swiglu_clamp.comp */
 struct gsmrt_pc_compress_pool {   /* compress_pool.comp */
     uint32_t n_blocks, block0, dim, ratio, overlap, row_pos0, n_rows, out_stride;
 };
+struct gsmrt_pc_indexer_score {   /* indexer_score.comp */
+    uint32_t n_tok, n_heads, head_dim, q_stride, n_rows, k_stride, s_stride, ratio;
+};
+struct gsmrt_pc_topk_rows {   /* topk_rows.comp */
+    uint32_t n_tok, n_rows, s_stride, k, ratio;
+};
 
 /* 128 bytes is Vulkan's guaranteed minimum maxPushConstantsSize. */
 _Static_assert(sizeof(struct gsmrt_pc_matvec) == 12 && sizeof(struct gsmrt_pc_matvec) <= 128, "");
@@ -143,5 +149,7 @@ _Static_assert(sizeof(struct gsmrt_pc_hc_post) == 12, "");
 _Static_assert(sizeof(struct gsmrt_pc_moe_route_v4) == 28, "");
 _Static_assert(sizeof(struct gsmrt_pc_swiglu_clamp) == 8, "");
 _Static_assert(sizeof(struct gsmrt_pc_compress_pool) == 32, "");
+_Static_assert(sizeof(struct gsmrt_pc_indexer_score) == 32, "");
+_Static_assert(sizeof(struct gsmrt_pc_topk_rows) == 20, "");
 
 #endif

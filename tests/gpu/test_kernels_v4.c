@@ -381,6 +381,95 @@ static void test_compressor_bad_shapes(void **state)
     gsmrt_vk_buf_free(g->dev, &b);
 }
 
+/* ---- the lightning indexer ------------------------------------------------- */
+
+static void test_indexer_score(void **state)
+{
+    struct gpu *g = *state;
+    /* 5 queries at positions around block boundaries, 16 heads of 24, 37 rows */
+    size_t n_tok = 5, H = 16, D = 24, n_rows = 37, ratio = 4;
+    int32_t pos[5] = {3, 4, 7, 100, 147};   /* 1, 1, 2, 25, 37 rows visible */
+    float *q = malloc(n_tok * H * D * 4), *w = malloc(n_tok * H * 4), *k = malloc(n_rows * D * 4);
+    ref_fill_uniform(q, n_tok * H * D, 101, -1, 1);
+    ref_fill_uniform(w, n_tok * H, 102, -0.5f, 0.5f);
+    ref_fill_uniform(k, n_rows * D, 103, -1, 1);
+    float *want = malloc(n_tok * n_rows * 4), *got = malloc(n_tok * n_rows * 4);
+    ref_indexer_scores(q, w, k, pos, n_tok, H, D, n_rows, ratio, want);
+    struct gsmrt_vk_buf qb, wb, kb, pb;
+    struct gsmrt_vk_range qr, wr, kr, pr;
+    upload(g, q, n_tok * H * D * 4, &qb, &qr);
+    upload(g, w, n_tok * H * 4, &wb, &wr);
+    upload(g, k, n_rows * D * 4, &kb, &kr);
+    upload(g, pos, sizeof pos, &pb, &pr);
+    struct guarded s;
+    guarded_alloc(g, &s, n_tok * n_rows);
+    struct gsmrt_k_indexer p = {.n_tok = (uint32_t)n_tok, .n_heads = (uint32_t)H, .head_dim = (uint32_t)D,
+                                .q_stride = (uint32_t)(H * D), .n_rows = (uint32_t)n_rows, .k_stride = (uint32_t)D,
+                                .s_stride = (uint32_t)n_rows, .ratio = (uint32_t)ratio};
+    GPU_OK(gsmrt_vk_rec_begin(g->rec, &gpu_err));
+    GPU_OK(gsmrt_k_indexer_score(g->rec, &p, &qr, &wr, &kr, &pr, &s.range, &gpu_err));
+    submit(g);
+    guarded_read(g, &s, got);
+    double num = 0, den = 0;
+    for (size_t i = 0; i < n_tok * n_rows; i++) {
+        if (isinf(want[i])) {
+            if (!(isinf(got[i]) && got[i] < 0)) fail_msg("score %zu of an invisible row is %g, not -inf", i, got[i]);
+            continue;
+        }
+        num += ((double)got[i] - want[i]) * ((double)got[i] - want[i]);
+        den += (double)want[i] * want[i];
+    }
+    if (!(num <= 1e-10 * den)) fail_msg("indexer scores: NMSE %.3g above 1e-10", num / den);
+    gsmrt_vk_buf_free(g->dev, &qb), gsmrt_vk_buf_free(g->dev, &wb), gsmrt_vk_buf_free(g->dev, &kb);
+    gsmrt_vk_buf_free(g->dev, &pb);
+    guarded_free(g, &s);
+    free(q), free(w), free(k), free(want), free(got);
+}
+
+/* Top-k on the device: random scores, scores with many exact ties (the
+ * lower row must win), negative and -inf scores, fewer visible rows than k,
+ * and a long row list (several rows per invocation). */
+static void topk_case(struct gpu *g, size_t n_rows, size_t k, int ties)
+{
+    size_t n_tok = 6, ratio = 4;
+    int32_t pos[6] = {2, 9, 31, (int32_t)(4 * n_rows / 2), (int32_t)(4 * n_rows - 1), (int32_t)(4 * n_rows + 50)};
+    float *s = malloc(n_tok * n_rows * 4);
+    ref_fill_uniform(s, n_tok * n_rows, 200 + n_rows + ties, -2, 2);
+    if (ties)
+        for (size_t i = 0; i < n_tok * n_rows; i++) s[i] = floorf(s[i] * 2.0f) * 0.5f;   /* 8 distinct values */
+    s[3 * n_rows] = -INFINITY;   /* a visible row scored -inf still counts as a row */
+    uint32_t *want = malloc(n_tok * k * 4), *got = malloc(n_tok * k * 4);
+    ref_topk_rows(s, pos, n_tok, n_rows, k, ratio, want);
+    struct gsmrt_vk_buf sb, pb;
+    struct gsmrt_vk_range sr, pr;
+    upload(g, s, n_tok * n_rows * 4, &sb, &sr);
+    upload(g, pos, sizeof pos, &pb, &pr);
+    struct guarded ids;
+    guarded_alloc(g, &ids, n_tok * k);
+    GPU_OK(gsmrt_vk_rec_begin(g->rec, &gpu_err));
+    GPU_OK(gsmrt_k_topk_rows(g->rec, &sr, &pr, &ids.range, (uint32_t)n_tok, (uint32_t)n_rows, (uint32_t)n_rows,
+                             (uint32_t)k, (uint32_t)ratio, &gpu_err));
+    submit(g);
+    guarded_read(g, &ids, (float *)got);
+    for (size_t i = 0; i < n_tok * k; i++)
+        if (got[i] != want[i])
+            fail_msg("%zu rows, top-%zu%s: token %zu slot %zu is row %d, reference %d", n_rows, k, ties ? " (ties)" : "",
+                     i / k, i % k, (int)got[i], (int)want[i]);
+    gsmrt_vk_buf_free(g->dev, &sb), gsmrt_vk_buf_free(g->dev, &pb);
+    guarded_free(g, &ids);
+    free(s), free(want), free(got);
+}
+
+static void test_topk_rows(void **state)
+{
+    struct gpu *g = *state;
+    topk_case(g, 37, 8, 0);      /* the tiny file's top-k 8 */
+    topk_case(g, 37, 8, 1);
+    topk_case(g, 3001, 512, 0);  /* Flash's top-512, more rows than invocations */
+    topk_case(g, 3001, 512, 1);
+    topk_case(g, 5, 8, 0);       /* never more than the visible rows */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -392,6 +481,8 @@ int main(void)
         cmocka_unit_test(test_swiglu_clamp),
         cmocka_unit_test(test_compressor),
         cmocka_unit_test(test_compressor_bad_shapes),
+        cmocka_unit_test(test_indexer_score),
+        cmocka_unit_test(test_topk_rows),
     };
     return cmocka_run_group_tests_name("kernels_v4", tests, gpu_setup, gpu_teardown);
 }

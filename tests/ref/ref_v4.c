@@ -186,3 +186,48 @@ void ref_compressor(const float *kv, const float *score, const float *ape, const
     ref_v4_rope(out, start, n_blocks, 1, rope, 0);
     free(sc), free(val), free(row), free(start);
 }
+
+void ref_indexer_scores(const float *q, const float *w, const float *k, const int32_t *pos, size_t n_tok,
+                        size_t n_heads, size_t dim, size_t n_rows, size_t ratio, float *score)
+{
+    for (size_t t = 0; t < n_tok; t++) {
+        size_t visible = (size_t)(pos[t] + 1) / ratio;
+        for (size_t b = 0; b < n_rows; b++) {
+            if (b >= visible) {
+                score[t * n_rows + b] = -INFINITY;
+                continue;
+            }
+            double acc = 0.0;
+            for (size_t h = 0; h < n_heads; h++) {
+                double dot = 0.0;
+                for (size_t d = 0; d < dim; d++) dot += (double)q[(t * n_heads + h) * dim + d] * k[b * dim + d];
+                acc += (dot > 0 ? dot : 0.0) * w[t * n_heads + h];
+            }
+            score[t * n_rows + b] = (float)acc;
+        }
+    }
+}
+
+void ref_topk_rows(const float *score, const int32_t *pos, size_t n_tok, size_t n_rows, size_t k, size_t ratio,
+                   uint32_t *ids)
+{
+    char *taken = malloc(n_rows ? n_rows : 1);
+    for (size_t t = 0; t < n_tok; t++) {
+        size_t visible = (size_t)(pos[t] + 1) / ratio;
+        if (visible > n_rows) visible = n_rows;
+        size_t n = visible < k ? visible : k;
+        memset(taken, 0, n_rows ? n_rows : 1);
+        for (size_t i = 0; i < n; i++) {   /* repeated argmax: the first of equal maxima */
+            size_t best = SIZE_MAX;
+            for (size_t b = 0; b < visible; b++)
+                if (!taken[b] && (best == SIZE_MAX || score[t * n_rows + b] > score[t * n_rows + best])) best = b;
+            if (best == SIZE_MAX) break;   /* cannot happen: i < visible */
+            taken[best] = 1;
+        }
+        size_t o = 0;
+        for (size_t b = 0; b < visible; b++)
+            if (taken[b]) ids[t * k + o++] = (uint32_t)b;
+        while (o < k) ids[t * k + o++] = 0xffffffffu;
+    }
+    free(taken);
+}

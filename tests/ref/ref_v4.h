@@ -43,4 +43,14 @@ void ref_compressor(const float *kv, const float *score, const float *ape, const
                     size_t ratio, int overlap, size_t first, size_t n_blocks, float eps,
                     const struct ref_v4_rope *rope, float *out);
 
+/* Indexer.select's scores: score[t][b] = sum_h relu(q[t][h] . k[b]) w[t][h]
+ * for b < (pos[t] + 1) / ratio, else -inf. q [n_tok][n_heads][dim],
+ * k [n_rows][dim], w [n_tok][n_heads], score [n_tok][n_rows]. */
+void ref_indexer_scores(const float *q, const float *w, const float *k, const int32_t *pos, size_t n_tok,
+                        size_t n_heads, size_t dim, size_t n_rows, size_t ratio, float *score);
+/* The k largest of the visible scores of each token, ascending row order,
+ * ties to the lower row, padding 0xffffffff: ids [n_tok][k]. */
+void ref_topk_rows(const float *score, const int32_t *pos, size_t n_tok, size_t n_rows, size_t k, size_t ratio,
+                   uint32_t *ids);
+
 #endif
