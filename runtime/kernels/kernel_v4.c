@@ -185,3 +185,36 @@ gsmrt_status gsmrt_k_topk_rows(struct gsmrt_vk_rec *rec, const struct gsmrt_vk_r
     gsmrt_k_split_groups(rec->dev, n_tok, &gx, &gy);
     return gsmrt_vk_rec_dispatch(rec, pipe, b, 3, &pc, sizeof pc, gx, gy, 1, "topk_rows", err);
 }
+
+gsmrt_status gsmrt_k_attn_v4(struct gsmrt_vk_rec *rec, const struct gsmrt_k_attn_v4 *p, const struct gsmrt_vk_range *q,
+                             const struct gsmrt_vk_range *raw, const struct gsmrt_vk_range *comp,
+                             const struct gsmrt_vk_range *ids, const struct gsmrt_vk_range *pos,
+                             const struct gsmrt_vk_range *sinks, const struct gsmrt_vk_range *out,
+                             struct gsmrt_err *err)
+{
+    bool with_comp = p->mode != GSMRT_V4_COMP_NONE;
+    if (p->n_tok == 0 || p->n_heads == 0 || p->head_dim == 0 || p->q_stride < p->n_heads * p->head_dim ||
+        p->raw_rows == 0 || p->raw_stride < p->head_dim || p->n_swa == 0 || p->mode > GSMRT_V4_COMP_ALL ||
+        (with_comp && (!comp || p->comp_stride < p->head_dim || p->n_comp >= 0x80000000u)) ||
+        (p->mode == GSMRT_V4_COMP_SELECTED && (!ids || p->top_k == 0)) ||
+        (p->mode == GSMRT_V4_COMP_ALL && p->ratio == 0) || p->n_tok > rec->dev->caps.max_workgroup_count[1])
+        return gsmrt_err_set(err, GSMRT_E_INVALID_ARGUMENT,
+                             "attn_v4: %u tokens, %u heads of %u (query stride %u), raw ring of %u rows (stride %u), "
+                             "window %u, compressed mode %d (%u rows, stride %u, top-%u, ratio %u)%s",
+                             p->n_tok, p->n_heads, p->head_dim, p->q_stride, p->raw_rows, p->raw_stride, p->n_swa,
+                             (int)p->mode, p->n_comp, p->comp_stride, p->top_k, p->ratio,
+                             p->mode == GSMRT_V4_COMP_SELECTED && !ids ? ", no selection" : "");
+    const uint32_t spec[2] = {gsmrt_k_reduce_wg_size(rec->dev), p->head_dim};
+    struct gsmrt_vk_pipeline *pipe;
+    gsmrt_status st = gsmrt_k_pipeline(rec, GSMRT_KERNEL_ATTN_V4, spec, 2, &pipe, err);
+    if (st != GSMRT_OK) return st;
+    struct gsmrt_pc_attn_v4 pc = {
+        .n_tok = p->n_tok, .n_heads = p->n_heads, .q_stride = p->q_stride, .raw_rows = p->raw_rows,
+        .raw_stride = p->raw_stride, .n_comp = with_comp ? p->n_comp : 0, .comp_stride = p->comp_stride,
+        .n_swa = p->n_swa, .mode = (uint32_t)p->mode, .top_k = p->top_k, .ratio = p->ratio ? p->ratio : 1,
+        .scale = p->scale,
+    };
+    /* Bindings the mode does not read still need valid ranges: the raw rows. */
+    struct gsmrt_vk_range b[7] = {*q, *raw, with_comp ? *comp : *raw, ids ? *ids : *raw, *pos, *sinks, *out};
+    return gsmrt_vk_rec_dispatch(rec, pipe, b, 7, &pc, sizeof pc, p->n_heads, p->n_tok, 1, "attn_v4", err);
+}

@@ -75,6 +75,7 @@ static const struct {
     [GSMRT_KERNEL_COMPRESS_POOL] = {4, sizeof(struct gsmrt_pc_compress_pool)},
     [GSMRT_KERNEL_INDEXER_SCORE] = {5, sizeof(struct gsmrt_pc_indexer_score)},
     [GSMRT_KERNEL_TOPK_ROWS] = {3, sizeof(struct gsmrt_pc_topk_rows)},
+    [GSMRT_KERNEL_ATTN_V4] = {7, sizeof(struct gsmrt_pc_attn_v4)},
 };
 
 static struct gsmrt_vk_kernel_desc DESCS[GSMRT_KERNEL_COUNT];

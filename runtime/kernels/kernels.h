@@ -368,6 +368,31 @@ gsmrt_status gsmrt_k_topk_rows(struct gsmrt_vk_rec *rec, const struct gsmrt_vk_r
                                uint32_t n_rows, uint32_t s_stride, uint32_t top_k, uint32_t ratio,
                                struct gsmrt_err *err);
 
+/* V4 attention (shaders/attn_v4.comp): per token and head, softmax with the
+ * head's sink logit over the raw window (ring raw [raw_rows][raw_stride],
+ * position p at row p % raw_rows) and the compressed rows comp
+ * [n_comp][comp_stride] the mode names, K = V; out [n_tok][n_heads][head_dim].
+ * ids (mode SELECTED: uint [n_tok][top_k] from gsmrt_k_topk_rows) may be NULL
+ * otherwise. The output is still RoPE'd: de-RoPE it with gsmrt_k_rope at the
+ * negated positions (gsmrt_v4_rope_params). */
+enum gsmrt_v4_comp_mode {
+    GSMRT_V4_COMP_NONE = 0,       /* ratio 0: the window only */
+    GSMRT_V4_COMP_SELECTED = 1,   /* ratio 4 (CSA): the indexer's top-k */
+    GSMRT_V4_COMP_ALL = 2,        /* ratio 128 (HCA): every visible row */
+};
+struct gsmrt_k_attn_v4 {
+    uint32_t n_tok, n_heads, head_dim, q_stride;
+    uint32_t raw_rows, raw_stride, n_swa;
+    enum gsmrt_v4_comp_mode mode;
+    uint32_t n_comp, comp_stride, top_k, ratio;
+    float scale;   /* 1 / sqrt(head_dim) */
+};
+gsmrt_status gsmrt_k_attn_v4(struct gsmrt_vk_rec *rec, const struct gsmrt_k_attn_v4 *p, const struct gsmrt_vk_range *q,
+                             const struct gsmrt_vk_range *raw, const struct gsmrt_vk_range *comp,
+                             const struct gsmrt_vk_range *ids, const struct gsmrt_vk_range *pos,
+                             const struct gsmrt_vk_range *sinks, const struct gsmrt_vk_range *out,
+                             struct gsmrt_err *err);
+
 /* The angle parameters of RoPE as deepseek4 applies it (NORM pairs): no
  * scaling on ratio-0 layers; on compressed layers (their compressed rows and
  * indexer queries) the file's rope.scaling: linear (freq_scale 1/factor) or

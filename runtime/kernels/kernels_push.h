@@ -120,6 +120,10 @@ struct gsmrt_pc_indexer_score {   /* indexer_score.comp */
 struct gsmrt_pc_topk_rows {   /* topk_rows.comp */
     uint32_t n_tok, n_rows, s_stride, k, ratio;
 };
+struct gsmrt_pc_attn_v4 {   /* attn_v4.comp */
+    uint32_t n_tok, n_heads, q_stride, raw_rows, raw_stride, n_comp, comp_stride, n_swa, mode, top_k, ratio;
+    float scale;
+};
 
 /* 128 bytes is Vulkan's guaranteed minimum maxPushConstantsSize. */
 _Static_assert(sizeof(struct gsmrt_pc_matvec) == 12 && sizeof(struct gsmrt_pc_matvec) <= 128, "");
@@ -151,5 +155,6 @@ _Static_assert(sizeof(struct gsmrt_pc_swiglu_clamp) == 8, "");
 _Static_assert(sizeof(struct gsmrt_pc_compress_pool) == 32, "");
 _Static_assert(sizeof(struct gsmrt_pc_indexer_score) == 32, "");
 _Static_assert(sizeof(struct gsmrt_pc_topk_rows) == 20, "");
+_Static_assert(sizeof(struct gsmrt_pc_attn_v4) == 48, "");
 
 #endif

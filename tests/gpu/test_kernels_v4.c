@@ -8,8 +8,10 @@
  *   hc mixes (sigmoid; Sinkhorn: 20 rounds of divisions): max |diff| 2e-6 on
  *     values in (0, 2];
  *   routing: ids exact, weights 1e-6 relative (one sqrt, log1p, division);
- *   compressor rows: NMSE 1e-9, because RoPE angles reach pos = 300 rad and
- *     fp32 cos/sin of those carry ~3e-5 absolute error. */
+ *   compressor rows and attention outputs (after RoPE / de-RoPE): NMSE 1e-9,
+ *     because RoPE angles reach pos = 300 rad and fp32 cos/sin of those carry
+ *     ~3e-5 absolute error;
+ *   indexer scores: NMSE 1e-10 (sums of products); top-k ids exact. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -470,6 +472,94 @@ static void test_topk_rows(void **state)
     topk_case(g, 5, 8, 0);       /* never more than the visible rows */
 }
 
+/* ---- attention -------------------------------------------------------------- */
+
+/* attn_v4, then de-RoPE with rope at the negated positions, against
+ * ref_attn_v4 and the reference's inverse RoPE. The raw rows are a ring of
+ * n_swa + n_tok - 1 rows holding only the positions the batch's windows need. */
+static void attn_case(struct gpu *g, uint32_t n_tok, int32_t pos0, uint32_t H, uint32_t D, int mode, uint32_t top_k,
+                      uint32_t ratio)
+{
+    uint32_t n_swa = 16, n_rot = 16, n_pos = (uint32_t)pos0 + n_tok, ring = n_swa + n_tok - 1;
+    uint32_t n_comp = mode ? n_pos / ratio + 1 : 0;   /* one row more than any token sees */
+    float *q = malloc((size_t)n_tok * H * D * 4), *raw = malloc((size_t)n_pos * D * 4);
+    float *comp = malloc(((size_t)n_comp + 1) * D * 4), sinks[8];
+    ref_fill_uniform(q, (size_t)n_tok * H * D, 300 + D, -3, 3);
+    ref_fill_uniform(raw, (size_t)n_pos * D, 301, -1, 1);
+    ref_fill_uniform(comp, ((size_t)n_comp + 1) * D, 302, -1, 1);
+    ref_fill_uniform(sinks, H, 303, -1, 2);
+    int32_t *pos = malloc(n_tok * 4), *neg = malloc(n_tok * 4);
+    for (uint32_t t = 0; t < n_tok; t++) pos[t] = pos0 + (int32_t)t, neg[t] = -pos[t];
+    uint32_t *ids = NULL;
+    if (mode == 1) {   /* a selection as topk_rows gives it, from random scores */
+        float *sc = malloc((size_t)n_tok * n_comp * 4);
+        ref_fill_uniform(sc, (size_t)n_tok * n_comp, 304, -1, 1);
+        ids = malloc((size_t)n_tok * top_k * 4);
+        ref_topk_rows(sc, pos, n_tok, n_comp, top_k, ratio, ids);
+        free(sc);
+    }
+    size_t n_out = (size_t)n_tok * H * D;
+    float *want = malloc(n_out * 4), *got = malloc(n_out * 4);
+    ref_attn_v4(q, raw, comp, ids, pos, sinks, n_tok, H, D, n_swa, mode, top_k, ratio, 1.0f / sqrtf((float)D), want);
+    struct ref_v4_rope rr = {.D = D, .n_rot = n_rot, .base = 160000.0, .scaling = 2, .factor = 4.0, .orig_ctx = 256,
+                             .beta_fast = 32, .beta_slow = 1};
+    ref_v4_rope(want, pos, n_tok, H, &rr, 1);
+
+    float *ringv = malloc((size_t)ring * D * 4);
+    for (size_t i = 0; i < (size_t)ring * D; i++) ringv[i] = NAN;   /* rows no window needs: never read */
+    for (uint32_t p = n_pos > ring ? n_pos - ring : 0; p < n_pos; p++)
+        memcpy(ringv + (size_t)(p % ring) * D, raw + (size_t)p * D, D * 4);
+    struct gsmrt_vk_buf qb, rb, cb, ib, pb, nb, sb;
+    struct gsmrt_vk_range qr, rr_, cr, ir, pr, nr, sr;
+    upload(g, q, (size_t)n_tok * H * D * 4, &qb, &qr);
+    upload(g, ringv, (size_t)ring * D * 4, &rb, &rr_);
+    upload(g, comp, ((size_t)n_comp + 1) * D * 4, &cb, &cr);
+    uint32_t none = 0;
+    upload(g, ids ? (void *)ids : (void *)&none, ids ? (size_t)n_tok * top_k * 4 : 4, &ib, &ir);
+    upload(g, pos, n_tok * 4, &pb, &pr);
+    upload(g, neg, n_tok * 4, &nb, &nr);
+    upload(g, sinks, H * 4, &sb, &sr);
+    struct guarded out;
+    guarded_alloc(g, &out, n_out);
+    struct gsmrt_k_attn_v4 p = {
+        .n_tok = n_tok, .n_heads = H, .head_dim = D, .q_stride = H * D, .raw_rows = ring, .raw_stride = D,
+        .n_swa = n_swa, .mode = (enum gsmrt_v4_comp_mode)mode, .n_comp = n_comp, .comp_stride = D, .top_k = top_k,
+        .ratio = ratio, .scale = 1.0f / sqrtf((float)D),
+    };
+    struct gsmrt_rope_params rp = {.n_tok = n_tok, .n_heads = H, .head_stride = D, .row_stride = H * D,
+                                   .rot_offset = D - n_rot};
+    gsmrt_v4_rope_params(&(struct gsmrt_v4_rope){.n_rot = n_rot, .freq_base = 160000.0f,
+                                                 .scaling = GSMRT_V4_ROPE_YARN, .factor = 4.0f, .orig_ctx = 256,
+                                                 .beta_fast = 32.0f, .beta_slow = 1.0f},
+                         &rp);
+    GPU_OK(gsmrt_vk_rec_begin(g->rec, &gpu_err));
+    GPU_OK(gsmrt_k_attn_v4(g->rec, &p, &qr, &rr_, mode ? &cr : NULL, ids ? &ir : NULL, &pr, &sr, &out.range, &gpu_err));
+    gsmrt_vk_rec_barrier(g->rec);
+    GPU_OK(gsmrt_k_rope(g->rec, &out.range, &nr, &rp, &gpu_err));
+    submit(g);
+    guarded_read(g, &out, got);
+    char what[96];
+    snprintf(what, sizeof what, "attn_v4 mode %d, %u tokens at %d, %u heads of %u", mode, n_tok, pos0, H, D);
+    fail_if_nmse(what, got, want, n_out, 1e-9);
+    gsmrt_vk_buf_free(g->dev, &qb), gsmrt_vk_buf_free(g->dev, &rb), gsmrt_vk_buf_free(g->dev, &cb);
+    gsmrt_vk_buf_free(g->dev, &ib), gsmrt_vk_buf_free(g->dev, &pb), gsmrt_vk_buf_free(g->dev, &nb);
+    gsmrt_vk_buf_free(g->dev, &sb);
+    guarded_free(g, &out);
+    free(q), free(raw), free(comp), free(pos), free(neg), free(ids), free(want), free(got), free(ringv);
+}
+
+static void test_attn_v4(void **state)
+{
+    struct gpu *g = *state;
+    attn_case(g, 1, 0, 3, 72, 0, 0, 0);       /* the first token: itself and the sink */
+    attn_case(g, 5, 40, 3, 72, 0, 0, 0);      /* a batch, window only (ratio 0) */
+    attn_case(g, 5, 40, 3, 72, 1, 8, 4);      /* CSA: window + top-8 of 10 visible rows */
+    attn_case(g, 4, 9, 2, 72, 1, 8, 4);       /* fewer visible rows than top-k: padded selection */
+    attn_case(g, 1, 300, 2, 512, 1, 80, 4);   /* Flash's head width, keys in two tiles */
+    attn_case(g, 6, 250, 2, 72, 2, 0, 128);   /* HCA: a row becomes visible inside the batch (pos 255) */
+    attn_case(g, 3, 200, 1, 40, 2, 0, 4);     /* every compressed row: 16 + 50 keys */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -483,6 +573,7 @@ int main(void)
         cmocka_unit_test(test_compressor_bad_shapes),
         cmocka_unit_test(test_indexer_score),
         cmocka_unit_test(test_topk_rows),
+        cmocka_unit_test(test_attn_v4),
     };
     return cmocka_run_group_tests_name("kernels_v4", tests, gpu_setup, gpu_teardown);
 }

@@ -231,3 +231,42 @@ void ref_topk_rows(const float *score, const int32_t *pos, size_t n_tok, size_t 
     }
     free(taken);
 }
+
+void ref_attn_v4(const float *q, const float *raw, const float *comp, const uint32_t *ids, const int32_t *pos,
+                 const float *sinks, size_t n_tok, size_t H, size_t D, size_t n_swa, int mode, size_t top_k,
+                 size_t ratio, float scale, float *out)
+{
+    size_t max_keys = n_swa + (mode == 1 ? top_k : 0);
+    for (size_t t = 0; t < n_tok; t++)
+        if (mode == 2) max_keys = n_swa + (size_t)(pos[t] + 1) / ratio > max_keys ? n_swa + (size_t)(pos[t] + 1) / ratio
+                                                                                   : max_keys;
+    const float **rows = malloc(max_keys * sizeof *rows);
+    double *s = malloc(max_keys * sizeof *s);
+    for (size_t t = 0; t < n_tok; t++) {
+        size_t n = 0, p = (size_t)pos[t];
+        for (size_t k = p + 1 > n_swa ? p + 1 - n_swa : 0; k <= p; k++) rows[n++] = raw + k * D;
+        if (mode == 1)
+            for (size_t i = 0; i < top_k; i++)
+                if (ids[t * top_k + i] != 0xffffffffu) rows[n++] = comp + (size_t)ids[t * top_k + i] * D;
+        if (mode == 2)
+            for (size_t b = 0; b < (p + 1) / ratio; b++) rows[n++] = comp + b * D;
+        for (size_t h = 0; h < H; h++) {
+            const float *qh = q + (t * H + h) * D;
+            double mx = sinks[h];
+            for (size_t j = 0; j < n; j++) {
+                double a = 0.0;
+                for (size_t d = 0; d < D; d++) a += (double)qh[d] * rows[j][d];
+                s[j] = a * scale;
+                if (s[j] > mx) mx = s[j];
+            }
+            double z = exp(sinks[h] - mx);
+            for (size_t j = 0; j < n; j++) z += exp(s[j] - mx);
+            for (size_t d = 0; d < D; d++) {
+                double a = 0.0;
+                for (size_t j = 0; j < n; j++) a += exp(s[j] - mx) / z * rows[j][d];
+                out[(t * H + h) * D + d] = (float)a;
+            }
+        }
+    }
+    free(rows), free(s);
+}

@@ -53,4 +53,13 @@ void ref_indexer_scores(const float *q, const float *w, const float *k, const in
 void ref_topk_rows(const float *score, const int32_t *pos, size_t n_tok, size_t n_rows, size_t k, size_t ratio,
                    uint32_t *ids);
 
+/* Attention.forward from the scores to the weighted sum (before de-RoPE):
+ * keys of token t are the raw rows of positions max(0, pos - n_swa + 1) ..
+ * pos (raw [..][D] indexed by position), then mode 1: comp rows ids[t][..]
+ * (0xffffffff skipped), mode 2: comp rows b < (pos + 1) / ratio; softmax of
+ * scale q.k with the sink logit sinks[h]; out [n_tok][H][D]. */
+void ref_attn_v4(const float *q, const float *raw, const float *comp, const uint32_t *ids, const int32_t *pos,
+                 const float *sinks, size_t n_tok, size_t H, size_t D, size_t n_swa, int mode, size_t top_k,
+                 size_t ratio, float scale, float *out);
+
 #endif
