@@ -1,0 +1,210 @@
+/* test_kernels_v4_torch.c -- the V4 kernels on cases the PyTorch reference
+ * computed with its own modules (tools/v4_kernel_cases.py, run by the ctest
+ * fixture make_v4_kernel_cases into the file $GSMRT_V4_KERNEL_CASES): the
+ * hyper-connections of a block and of the head, the ratio-4 (overlap) and
+ * ratio-128 compressors with their norm and YaRN RoPE, the clamped SwiGLU.
+ * This ties the kernels' layouts to the reference that agrees with llama.cpp,
+ * independently of tests/ref/ref_v4.c. Tolerances: the reference ran in
+ * double, the kernels in fp32 (inputs rounded to fp32 first): NMSE 1e-10 for
+ * sums, max |diff| 2e-6 for the mixes in (0, 2], NMSE 1e-9 after RoPE. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernels/kernel_util.h"
+#include "ref/ref.h"
+#include "gpu_fixture.h"
+
+static unsigned char *cases;
+static size_t cases_bytes;
+
+/* The record `name`, which must hold n floats. */
+static const float *find(const char *name, size_t n)
+{
+    for (size_t off = 0; off + 36 <= cases_bytes;) {
+        uint32_t count;
+        memcpy(&count, cases + off + 32, 4);
+        if (off + 36 + (size_t)count * 4 > cases_bytes) break;
+        if (strncmp((const char *)cases + off, name, 32) == 0) {
+            if (count != n) fail_msg("case %s holds %u floats, expected %zu", name, count, n);
+            return (const float *)(cases + off + 36);
+        }
+        off += 36 + (size_t)count * 4;
+    }
+    fail_msg("case %s is not in %s", name, getenv("GSMRT_V4_KERNEL_CASES"));
+    return NULL;
+}
+
+static void check_nmse(const char *what, const float *got, const float *want, size_t n, double tol)
+{
+    double e = ref_nmse(got, want, n);
+    if (!(e <= tol)) fail_msg("%s: NMSE %.3g above %.3g", what, e, tol);
+}
+
+static void up(struct gpu *g, const void *data, size_t bytes, struct gsmrt_vk_buf *b, struct gsmrt_vk_range *r)
+{
+    upload_buf(g, GSMRT_VK_ROLE_SCRATCH, data, bytes, b, r);
+}
+
+static void test_hyper_connections(void **state)
+{
+    struct gpu *g = *state;
+    uint32_t T = 5, hc = 4, E = 64, W = hc * E, n_mix = (2 + hc) * hc, n_out = hc + hc * hc;
+    const float *x = find("hc.x", (size_t)T * W);
+    for (int head = 0; head <= 1; head++) {
+        uint32_t rows = head ? hc : n_mix;
+        const float *fn = find(head ? "head.fn" : "hc.fn", (size_t)rows * W);
+        struct gsmrt_vk_buf fb, xb, bb, sb, rb, yb, mb;
+        struct gsmrt_vk_range xr, br, sr, rr, yr, mr;
+        upload_buf(g, GSMRT_VK_ROLE_WEIGHTS, fn, (size_t)rows * W * 4, &fb, NULL);
+        struct gsmrt_k_weights w = {.buf = &fb, .offset = 0, .type = GSMRT_WTYPE_F32, .n_rows = rows, .n_cols = W};
+        up(g, x, (size_t)T * W * 4, &xb, &xr);
+        up(g, find(head ? "head.base" : "hc.base", rows), rows * 4, &bb, &br);
+        up(g, find(head ? "head.scale" : "hc.scale", head ? 1 : 3), head ? 4 : 12, &sb, &sr);
+        float *zero = calloc((size_t)T * n_out + (size_t)T * n_mix + (size_t)T * E, 4);
+        up(g, zero, (size_t)T * n_mix * 4, &rb, &rr);
+        up(g, zero, (size_t)T * E * 4, &yb, &yr);
+        up(g, zero, (size_t)T * n_out * 4, &mb, &mr);
+        struct gsmrt_k_hc_pre p = {.n_tok = T, .n_embd = E, .hc = hc, .sinkhorn_iters = 20, .eps_rms = 1e-6f,
+                                   .eps_hc = 1e-6f, .head = head != 0};
+        GPU_OK(gsmrt_vk_rec_begin(g->rec, &gpu_err));
+        GPU_OK(gsmrt_k_matmul(g->rec, &w, &xr, &rr, T, W, rows, 0, &gpu_err));
+        gsmrt_vk_rec_barrier(g->rec);
+        GPU_OK(gsmrt_k_hc_pre(g->rec, &p, &xr, &rr, &br, &sr, &yr, head ? NULL : &mr, &gpu_err));
+        submit(g);
+        float *y = malloc((size_t)T * E * 4), *mix = malloc((size_t)T * n_out * 4);
+        GPU_OK(gsmrt_vk_download(g->dev, &yb, 0, y, (size_t)T * E * 4, &gpu_err));
+        GPU_OK(gsmrt_vk_download(g->dev, &mb, 0, mix, (size_t)T * n_out * 4, &gpu_err));
+        check_nmse(head ? "head hc" : "hc_pre", y, find(head ? "head.h" : "hc.h", (size_t)T * E), (size_t)T * E,
+                   1e-10);
+        if (!head) {
+            const float *post = find("hc.post", (size_t)T * hc), *comb = find("hc.comb", (size_t)T * hc * hc);
+            for (uint32_t t = 0; t < T; t++) {
+                for (uint32_t s = 0; s < hc; s++)
+                    if (!(fabsf(mix[t * n_out + s] - post[t * hc + s]) <= 2e-6f))
+                        fail_msg("token %u: post[%u] %.8f, reference %.8f", t, s, mix[t * n_out + s], post[t * hc + s]);
+                for (uint32_t k = 0; k < hc * hc; k++)
+                    if (!(fabsf(mix[t * n_out + hc + k] - comb[t * hc * hc + k]) <= 2e-6f))
+                        fail_msg("token %u: comb[%u][%u] %.8f, reference %.8f", t, k / hc, k % hc, mix[t * n_out + hc + k],
+                                 comb[t * hc * hc + k]);
+            }
+            /* post-mixing around the made-up sub-block output */
+            struct gsmrt_vk_buf ffb, xnb;
+            struct gsmrt_vk_range ffr, xnr;
+            up(g, find("hc.f", (size_t)T * E), (size_t)T * E * 4, &ffb, &ffr);
+            float *xz = calloc((size_t)T * W, 4);
+            up(g, xz, (size_t)T * W * 4, &xnb, &xnr);
+            GPU_OK(gsmrt_vk_rec_begin(g->rec, &gpu_err));
+            GPU_OK(gsmrt_k_hc_post(g->rec, &ffr, &xr, &mr, &xnr, T, E, hc, &gpu_err));
+            submit(g);
+            GPU_OK(gsmrt_vk_download(g->dev, &xnb, 0, xz, (size_t)T * W * 4, &gpu_err));
+            check_nmse("hc_post", xz, find("hc.xn", (size_t)T * W), (size_t)T * W, 1e-10);
+            gsmrt_vk_buf_free(g->dev, &ffb), gsmrt_vk_buf_free(g->dev, &xnb);
+            free(xz);
+        }
+        gsmrt_vk_buf_free(g->dev, &fb), gsmrt_vk_buf_free(g->dev, &xb), gsmrt_vk_buf_free(g->dev, &bb);
+        gsmrt_vk_buf_free(g->dev, &sb), gsmrt_vk_buf_free(g->dev, &rb), gsmrt_vk_buf_free(g->dev, &yb);
+        gsmrt_vk_buf_free(g->dev, &mb);
+        free(zero), free(y), free(mix);
+    }
+}
+
+static void compressor_case(struct gpu *g, uint32_t ratio, uint32_t n_pos)
+{
+    uint32_t dim = 64, n_rot = 16, overlap = ratio == 4, width = overlap ? 2 * dim : dim, n_blocks = n_pos / ratio;
+    char name[32];
+#define CASE(field, n) (snprintf(name, sizeof name, "c%u.%s", ratio, field), find(name, n))
+    const float *kv = CASE("kv", (size_t)n_pos * width), *sc = CASE("score", (size_t)n_pos * width);
+    const float *ape = CASE("ape", (size_t)ratio * width), *norm = CASE("norm", dim);
+    const float *want = CASE("rows", (size_t)n_blocks * dim);
+#undef CASE
+    int32_t *pos = malloc(n_blocks * 4);
+    for (uint32_t b = 0; b < n_blocks; b++) pos[b] = (int32_t)(b * ratio);
+    struct gsmrt_vk_buf kb, sb, ab, nb, pb, ob;
+    struct gsmrt_vk_range kr, sr, ar, nr, pr, or_;
+    up(g, kv, (size_t)n_pos * width * 4, &kb, &kr);
+    up(g, sc, (size_t)n_pos * width * 4, &sb, &sr);
+    up(g, ape, (size_t)ratio * width * 4, &ab, &ar);
+    up(g, norm, dim * 4, &nb, &nr);
+    up(g, pos, n_blocks * 4, &pb, &pr);
+    float *got = calloc((size_t)n_blocks * dim, 4);
+    up(g, got, (size_t)n_blocks * dim * 4, &ob, &or_);
+    struct gsmrt_k_compress_pool p = {.n_blocks = n_blocks, .block0 = 0, .dim = dim, .ratio = ratio,
+                                      .overlap = overlap, .row_pos0 = 0, .n_rows = n_pos, .out_stride = dim};
+    struct gsmrt_rope_params rp = {.n_tok = n_blocks, .n_heads = 1, .head_stride = dim, .row_stride = dim,
+                                   .rot_offset = dim - n_rot};
+    /* the tiny file's compressed-layer RoPE: base 160000, YaRN factor 4 from 256 positions */
+    gsmrt_v4_rope_params(&(struct gsmrt_v4_rope){.n_rot = n_rot, .freq_base = 160000.0f,
+                                                 .scaling = GSMRT_V4_ROPE_YARN, .factor = 4.0f, .orig_ctx = 256,
+                                                 .beta_fast = 32.0f, .beta_slow = 1.0f},
+                         &rp);
+    GPU_OK(gsmrt_vk_rec_begin(g->rec, &gpu_err));
+    GPU_OK(gsmrt_k_compress_pool(g->rec, &p, &kr, &sr, &ar, &or_, &gpu_err));
+    gsmrt_vk_rec_barrier(g->rec);
+    GPU_OK(gsmrt_k_rms_norm(g->rec, &or_, &nr, &or_, n_blocks, dim, 1e-6f, &gpu_err));
+    gsmrt_vk_rec_barrier(g->rec);
+    GPU_OK(gsmrt_k_rope(g->rec, &or_, &pr, &rp, &gpu_err));
+    submit(g);
+    GPU_OK(gsmrt_vk_download(g->dev, &ob, 0, got, (size_t)n_blocks * dim * 4, &gpu_err));
+    char what[48];
+    snprintf(what, sizeof what, "compressor ratio %u", ratio);
+    check_nmse(what, got, want, (size_t)n_blocks * dim, 1e-9);
+    gsmrt_vk_buf_free(g->dev, &kb), gsmrt_vk_buf_free(g->dev, &sb), gsmrt_vk_buf_free(g->dev, &ab);
+    gsmrt_vk_buf_free(g->dev, &nb), gsmrt_vk_buf_free(g->dev, &pb), gsmrt_vk_buf_free(g->dev, &ob);
+    free(pos), free(got);
+}
+
+static void test_compressors(void **state)
+{
+    compressor_case(*state, 4, 38);
+    compressor_case(*state, 128, 300);
+}
+
+static void test_swiglu_clamp(void **state)
+{
+    struct gpu *g = *state;
+    size_t n = 1000;
+    struct gsmrt_vk_buf gb, ub, yb;
+    struct gsmrt_vk_range gr, ur, yr;
+    up(g, find("swiglu.g", n), n * 4, &gb, &gr);
+    up(g, find("swiglu.u", n), n * 4, &ub, &ur);
+    float *y = calloc(n, 4);
+    up(g, y, n * 4, &yb, &yr);
+    GPU_OK(gsmrt_vk_rec_begin(g->rec, &gpu_err));
+    GPU_OK(gsmrt_k_swiglu_clamp(g->rec, &gr, &ur, &yr, (uint32_t)n, 2.0f, &gpu_err));   /* the tiny file's limit */
+    submit(g);
+    GPU_OK(gsmrt_vk_download(g->dev, &yb, 0, y, n * 4, &gpu_err));
+    check_nmse("swiglu_clamp", y, find("swiglu.y", n), n, 1e-12);
+    gsmrt_vk_buf_free(g->dev, &gb), gsmrt_vk_buf_free(g->dev, &ub), gsmrt_vk_buf_free(g->dev, &yb);
+    free(y);
+}
+
+int main(void)
+{
+    const char *path = getenv("GSMRT_V4_KERNEL_CASES");
+    FILE *f = path ? fopen(path, "rb") : NULL;
+    if (!f) {
+        fprintf(stderr, "test_kernels_v4_torch: GSMRT_V4_KERNEL_CASES (%s) is not a readable file; "
+                        "write it with tools/v4_kernel_cases.py (ctest fixture make_v4_kernel_cases)\n",
+                path ? path : "unset");
+        return 1;
+    }
+    fseek(f, 0, SEEK_END);
+    cases_bytes = (size_t)ftell(f);
+    fseek(f, 0, SEEK_SET);
+    cases = malloc(cases_bytes ? cases_bytes : 1);
+    if (fread(cases, 1, cases_bytes, f) != cases_bytes) {
+        fprintf(stderr, "test_kernels_v4_torch: cannot read %s\n", path);
+        return 1;
+    }
+    fclose(f);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_hyper_connections),
+        cmocka_unit_test(test_compressors),
+        cmocka_unit_test(test_swiglu_clamp),
+    };
+    int rc = cmocka_run_group_tests_name("kernels_v4_torch", tests, gpu_setup, gpu_teardown);
+    free(cases);
+    return rc;
+}
