@@ -1,5 +1,6 @@
 """Cases for the V4 device kernels computed by the PyTorch reference itself (tools/deepseek4_ref.py's own
-HyperConnection, head mixing, Compressor.rows and swiglu_clamped), at the tiny file's widths; the C test
+HyperConnection, head mixing, Compressor.rows, Indexer.select, MoE's choice and swiglu_clamped), at the tiny
+file's widths; the C test
 test_kernels_v4_torch runs the kernels on the same inputs.  This pins the layouts (comb [src][dst], the
 ratio-4 overlap halves, ape by position) to the reference that agrees with llama.cpp, independently of
 tests/ref/ref_v4.c.
@@ -23,6 +24,7 @@ def main():
     torch.set_num_threads(1)
     g = torch.Generator().manual_seed(14)
     cfg = ref.Config()
+    CSA = ref.CSA_RATIO
     out = {}
 
     def rnd(*shape, s=1.0):
@@ -59,6 +61,42 @@ def main():
             rows = comp.rows(kv, score + comp.ape[pos % ratio], 0, n_pos // ratio)
             out.update({f"c{ratio}.kv": kv, f"c{ratio}.score": score, f"c{ratio}.ape": comp.ape,
                         f"c{ratio}.norm": comp.norm, f"c{ratio}.rows": rows})
+        # the lightning indexer's scores and top-k (Indexer.select) for queries around block boundaries
+        idx = ref.Indexer(cfg).double()
+        nI, dI = cfg.indexer_n_head, cfg.indexer_head_dim
+        idx.wq_b.copy_(rnd(nI * dI, cfg.q_lora_rank, s=1 / cfg.q_lora_rank ** 0.5))
+        idx.proj.copy_(rnd(nI, E, s=1 / E ** 0.5))
+        qr, hh = rnd(6, cfg.q_lora_rank), rnd(6, E)
+        ipos = torch.tensor([3, 17, 40, 41, 99, 150])
+        k_rows = rnd(40, dI)
+        visible = torch.arange(40)[None, :] < ((ipos + 1) // CSA)[:, None]
+        chosen = idx.select(qr, hh, ipos, k_rows, visible)
+        out.update({"idx.wq_b": idx.wq_b, "idx.proj": idx.proj, "idx.qr": qr, "idx.h": hh,
+                    "idx.pos": ipos.double(), "idx.k": k_rows, "idx.scores": idx.last_scores,
+                    "idx.chosen": chosen.double()})
+        # MoE routing (MoE.forward's choice; the weights as its next lines compute them) on a scored layer
+        # and a hash layer
+        tokens = torch.tensor([5, 900, 17, 17, 3, 1023, 64])
+        for il in (3, 0):
+            moe = ref.MoE(cfg, il).double()
+            moe.gate_inp.copy_(rnd(cfg.n_expert, E, s=2 / E ** 0.5))
+            if moe.hashed:
+                moe.tid2eid.copy_(torch.stack([torch.randperm(cfg.n_expert, generator=g)[:cfg.n_expert_used]
+                                               for _ in range(cfg.n_vocab)]))
+            else:
+                moe.exp_probs_b.copy_(rnd(cfg.n_expert, s=0.3))
+            hm = rnd(len(tokens), E)
+            moe(hm, tokens)
+            probs = torch.sqrt(torch.nn.functional.softplus(hm @ moe.gate_inp.T))
+            w = probs.gather(1, moe.last_chosen)
+            w = w / w.sum(1, keepdim=True).clamp(min=6.103515625e-5) * cfg.expert_weights_scale
+            tag = "hash" if moe.hashed else "moe"
+            out.update({f"{tag}.h": hm, f"{tag}.gate_inp": moe.gate_inp, f"{tag}.ids": moe.last_chosen.double(),
+                        f"{tag}.w": w})
+            if moe.hashed:
+                out.update({"hash.tokens": tokens.double(), "hash.tid2eid": moe.tid2eid.double()})
+            else:
+                out["moe.bias"] = moe.exp_probs_b
         # the clamped SwiGLU at the tiny file's limit
         gate, up = rnd(1000, s=3.0), rnd(1000, s=3.0)
         out.update({"swiglu.g": gate, "swiglu.u": up,

@@ -2,7 +2,9 @@
  * computed with its own modules (tools/v4_kernel_cases.py, run by the ctest
  * fixture make_v4_kernel_cases into the file $GSMRT_V4_KERNEL_CASES): the
  * hyper-connections of a block and of the head, the ratio-4 (overlap) and
- * ratio-128 compressors with their norm and YaRN RoPE, the clamped SwiGLU.
+ * ratio-128 compressors with their norm and YaRN RoPE, the lightning
+ * indexer's scores and top-k selection, V4 routing (scored and hashed), the
+ * clamped SwiGLU.
  * This ties the kernels' layouts to the reference that agrees with llama.cpp,
  * independently of tests/ref/ref_v4.c. Tolerances: the reference ran in
  * double, the kernels in fp32 (inputs rounded to fp32 first): NMSE 1e-10 for
@@ -180,6 +182,152 @@ static void test_swiglu_clamp(void **state)
     free(y);
 }
 
+/* A weight matrix [rows][cols] of F32 values, for the existing products. */
+static struct gsmrt_k_weights weights(struct gpu *g, const float *v, uint32_t rows, uint32_t cols,
+                                      struct gsmrt_vk_buf *b)
+{
+    upload_buf(g, GSMRT_VK_ROLE_WEIGHTS, v, (size_t)rows * cols * 4, b, NULL);
+    return (struct gsmrt_k_weights){.buf = b, .offset = 0, .type = GSMRT_WTYPE_F32, .n_rows = rows, .n_cols = cols};
+}
+
+static void scratch(struct gpu *g, size_t bytes, struct gsmrt_vk_buf *b, struct gsmrt_vk_range *r)
+{
+    float *z = calloc(bytes / 4 + 1, 4);
+    up(g, z, bytes, b, r);
+    free(z);
+}
+
+/* The indexer chain as a decoder records it: q = wq_b qr, its RoPE (the
+ * compressed layers' YaRN), w = proj h / sqrt(dI nI), the scores, the top-8. */
+static void test_indexer(void **state)
+{
+    struct gpu *g = *state;
+    uint32_t T = 6, nI = 16, dI = 64, R = 32, E = 64, n_rows = 40, top_k = 8, n_rot = 16;
+    const float *posf = find("idx.pos", T), *want_s = find("idx.scores", (size_t)T * n_rows);
+    const float *chosen = find("idx.chosen", (size_t)T * n_rows);
+    int32_t pos[6];
+    for (uint32_t t = 0; t < T; t++) pos[t] = (int32_t)posf[t];
+    struct gsmrt_vk_buf wqb, prb, qrb, hb, kb, pb, qb, wb, sb, ib;
+    struct gsmrt_vk_range qrr, hr, kr, pr, qr, wr, sr, ir;
+    struct gsmrt_k_weights wq = weights(g, find("idx.wq_b", (size_t)nI * dI * R), nI * dI, R, &wqb);
+    struct gsmrt_k_weights proj = weights(g, find("idx.proj", (size_t)nI * E), nI, E, &prb);
+    up(g, find("idx.qr", (size_t)T * R), (size_t)T * R * 4, &qrb, &qrr);
+    up(g, find("idx.h", (size_t)T * E), (size_t)T * E * 4, &hb, &hr);
+    up(g, find("idx.k", (size_t)n_rows * dI), (size_t)n_rows * dI * 4, &kb, &kr);
+    up(g, pos, sizeof pos, &pb, &pr);
+    scratch(g, (size_t)T * nI * dI * 4, &qb, &qr);
+    scratch(g, (size_t)T * nI * 4, &wb, &wr);
+    scratch(g, (size_t)T * n_rows * 4, &sb, &sr);
+    scratch(g, (size_t)T * top_k * 4, &ib, &ir);
+    struct gsmrt_rope_params rp = {.n_tok = T, .n_heads = nI, .head_stride = dI, .row_stride = nI * dI,
+                                   .rot_offset = dI - n_rot};
+    gsmrt_v4_rope_params(&(struct gsmrt_v4_rope){.n_rot = n_rot, .freq_base = 160000.0f,
+                                                 .scaling = GSMRT_V4_ROPE_YARN, .factor = 4.0f, .orig_ctx = 256,
+                                                 .beta_fast = 32.0f, .beta_slow = 1.0f},
+                         &rp);
+    struct gsmrt_k_indexer ip = {.n_tok = T, .n_heads = nI, .head_dim = dI, .q_stride = nI * dI, .n_rows = n_rows,
+                                 .k_stride = dI, .s_stride = n_rows, .ratio = 4};
+    GPU_OK(gsmrt_vk_rec_begin(g->rec, &gpu_err));
+    GPU_OK(gsmrt_k_matmul(g->rec, &wq, &qrr, &qr, T, R, nI * dI, 0, &gpu_err));
+    GPU_OK(gsmrt_k_matmul(g->rec, &proj, &hr, &wr, T, E, nI, 0, &gpu_err));
+    gsmrt_vk_rec_barrier(g->rec);
+    GPU_OK(gsmrt_k_rope(g->rec, &qr, &pr, &rp, &gpu_err));
+    GPU_OK(gsmrt_k_scale(g->rec, &wr, &wr, T * nI, 1.0f / sqrtf((float)(dI * nI)), &gpu_err));
+    gsmrt_vk_rec_barrier(g->rec);
+    GPU_OK(gsmrt_k_indexer_score(g->rec, &ip, &qr, &wr, &kr, &pr, &sr, &gpu_err));
+    gsmrt_vk_rec_barrier(g->rec);
+    GPU_OK(gsmrt_k_topk_rows(g->rec, &sr, &pr, &ir, T, n_rows, n_rows, top_k, 4, &gpu_err));
+    submit(g);
+    float *got_s = malloc((size_t)T * n_rows * 4);
+    uint32_t ids[6 * 8];
+    GPU_OK(gsmrt_vk_download(g->dev, &sb, 0, got_s, (size_t)T * n_rows * 4, &gpu_err));
+    GPU_OK(gsmrt_vk_download(g->dev, &ib, 0, ids, sizeof ids, &gpu_err));
+    double num = 0, den = 0;
+    for (size_t i = 0; i < (size_t)T * n_rows; i++) {
+        if (isinf(want_s[i])) {
+            if (!(isinf(got_s[i]) && got_s[i] < 0)) fail_msg("score %zu of an invisible row: %g", i, got_s[i]);
+            continue;
+        }
+        num += ((double)got_s[i] - want_s[i]) * ((double)got_s[i] - want_s[i]);
+        den += (double)want_s[i] * want_s[i];
+    }
+    if (!(num <= 1e-10 * den)) fail_msg("indexer scores: NMSE %.3g", num / den);
+    for (uint32_t t = 0; t < T; t++) {   /* the same rows as the reference's torch.topk, ascending */
+        uint32_t k = 0;
+        for (uint32_t b = 0; b < n_rows; b++)
+            if (chosen[t * n_rows + b] != 0.0f) {
+                if (k >= top_k || ids[t * top_k + k] != b)
+                    fail_msg("token %u (pos %d): selection slot %u is %d, the reference chose row %u", t, pos[t], k,
+                             k < top_k ? (int)ids[t * top_k + k] : -1, b);
+                k++;
+            }
+        for (; k < top_k; k++)
+            if (ids[t * top_k + k] != 0xffffffffu) fail_msg("token %u: slot %u should be empty", t, k);
+    }
+    gsmrt_vk_buf_free(g->dev, &wqb), gsmrt_vk_buf_free(g->dev, &prb), gsmrt_vk_buf_free(g->dev, &qrb);
+    gsmrt_vk_buf_free(g->dev, &hb), gsmrt_vk_buf_free(g->dev, &kb), gsmrt_vk_buf_free(g->dev, &pb);
+    gsmrt_vk_buf_free(g->dev, &qb), gsmrt_vk_buf_free(g->dev, &wb), gsmrt_vk_buf_free(g->dev, &sb);
+    gsmrt_vk_buf_free(g->dev, &ib);
+    free(got_s);
+}
+
+/* Router logits (the existing product), then moe_route_v4, on a scored and a hash layer. */
+static void test_routing(void **state)
+{
+    struct gpu *g = *state;
+    uint32_t T = 7, NE = 8, K = 2, E = 64, n_vocab = 1024;
+    for (int hashed = 0; hashed <= 1; hashed++) {
+        const char *tag = hashed ? "hash" : "moe";
+        char name[32];
+#define CASE(field, n) (snprintf(name, sizeof name, "%s.%s", tag, field), find(name, n))
+        const float *want_ids = CASE("ids", (size_t)T * K), *want_w = CASE("w", (size_t)T * K);
+        struct gsmrt_vk_buf gb, hb, bb, tb, tab_b, lb, ib, wb;
+        struct gsmrt_vk_range hr, br, tr, tabr, lr, ir, wr;
+        struct gsmrt_k_weights gate = weights(g, CASE("gate_inp", (size_t)NE * E), NE, E, &gb);
+        up(g, CASE("h", (size_t)T * E), (size_t)T * E * 4, &hb, &hr);
+        uint32_t tokens[7];
+        int32_t *tab = malloc((size_t)n_vocab * K * 4);
+        if (hashed) {
+            const float *tf = CASE("tokens", T), *tabf = find("hash.tid2eid", (size_t)n_vocab * K);
+            for (uint32_t t = 0; t < T; t++) tokens[t] = (uint32_t)tf[t];
+            for (size_t i = 0; i < (size_t)n_vocab * K; i++) tab[i] = (int32_t)tabf[i];
+        } else {
+            memset(tokens, 0, sizeof tokens), memset(tab, 0, (size_t)n_vocab * K * 4);
+        }
+        static const float no_bias[8] = {0};   /* a hash layer has no exp_probs_b (the kernel gets NULL) */
+        up(g, hashed ? no_bias : CASE("bias", NE), NE * 4, &bb, &br);
+        up(g, tokens, sizeof tokens, &tb, &tr);
+        up(g, tab, (size_t)n_vocab * K * 4, &tab_b, &tabr);
+        scratch(g, (size_t)T * NE * 4, &lb, &lr);
+        scratch(g, (size_t)T * K * 4, &ib, &ir);
+        scratch(g, (size_t)T * K * 4, &wb, &wr);
+#undef CASE
+        struct gsmrt_k_moe_route_v4 p = {.n_tok = T, .n_expert = NE, .n_used = K, .hashed = hashed != 0,
+                                         .n_vocab = n_vocab, .norm = true, .scale = 1.5f};
+        GPU_OK(gsmrt_vk_rec_begin(g->rec, &gpu_err));
+        GPU_OK(gsmrt_k_matmul(g->rec, &gate, &hr, &lr, T, E, NE, 0, &gpu_err));
+        gsmrt_vk_rec_barrier(g->rec);
+        GPU_OK(gsmrt_k_moe_route_v4(g->rec, &p, &lr, hashed ? NULL : &br, hashed ? &tr : NULL, hashed ? &tabr : NULL,
+                                    &ir, &wr, &gpu_err));
+        submit(g);
+        uint32_t ids[7 * 2];
+        float w[7 * 2];
+        GPU_OK(gsmrt_vk_download(g->dev, &ib, 0, ids, sizeof ids, &gpu_err));
+        GPU_OK(gsmrt_vk_download(g->dev, &wb, 0, w, sizeof w, &gpu_err));
+        for (uint32_t i = 0; i < T * K; i++) {
+            if (ids[i] != (uint32_t)want_ids[i])
+                fail_msg("%s: token %u slot %u chose expert %u, the reference %u", tag, i / K, i % K, ids[i],
+                         (uint32_t)want_ids[i]);
+            if (!(fabsf(w[i] - want_w[i]) <= 1e-6f * fmaxf(1.0f, fabsf(want_w[i]))))
+                fail_msg("%s: weight %u is %.8f, the reference %.8f", tag, i, w[i], want_w[i]);
+        }
+        gsmrt_vk_buf_free(g->dev, &gb), gsmrt_vk_buf_free(g->dev, &hb), gsmrt_vk_buf_free(g->dev, &bb);
+        gsmrt_vk_buf_free(g->dev, &tb), gsmrt_vk_buf_free(g->dev, &tab_b), gsmrt_vk_buf_free(g->dev, &lb);
+        gsmrt_vk_buf_free(g->dev, &ib), gsmrt_vk_buf_free(g->dev, &wb);
+        free(tab);
+    }
+}
+
 int main(void)
 {
     const char *path = getenv("GSMRT_V4_KERNEL_CASES");
@@ -203,6 +351,8 @@ int main(void)
         cmocka_unit_test(test_hyper_connections),
         cmocka_unit_test(test_compressors),
         cmocka_unit_test(test_swiglu_clamp),
+        cmocka_unit_test(test_indexer),
+        cmocka_unit_test(test_routing),
     };
     int rc = cmocka_run_group_tests_name("kernels_v4_torch", tests, gpu_setup, gpu_teardown);
     free(cases);
