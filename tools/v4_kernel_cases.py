@@ -97,6 +97,38 @@ def main():
                 out.update({"hash.tokens": tokens.double(), "hash.tid2eid": moe.tid2eid.double()})
             else:
                 out["moe.bias"] = moe.exp_probs_b
+        # attention (Attention.forward of a randomly initialised model's layers 0, 1, 2: ratio 0, 4 + indexer,
+        # 128): the query after its RoPE and the de-RoPE'd output are read off the reference's own rope()
+        # calls; keys, compressed rows and the indexer's choice off its cache and module.  Two chunks: a
+        # prompt, then a batch of 5 that continues it.
+        model = ref.V4Model(cfg).init_random(seed=14).double()
+        real_rope = ref.rope
+        calls = []
+
+        def recording_rope(x, pos, n_rot, base, scaling=None, inverse=False):
+            y = real_rope(x, pos, n_rot, base, scaling, inverse)
+            calls.append((inverse, x.dim(), y))
+            return y
+        ref.rope = recording_rope
+        try:
+            for il, n_prompt in ((0, 23), (1, 45), (2, 300)):
+                attn, lc = model.blocks[il].attn, ref.LayerCache()
+                attn.sinks.copy_(rnd(cfg.n_head, s=1.0))
+                for chunk, (p0, n) in enumerate(((0, n_prompt), (n_prompt, 5))):
+                    hh = ref.rmsnorm(rnd(n, E), None, cfg.rms_eps)
+                    calls.clear()
+                    attn(hh, torch.arange(p0, p0 + n), lc)
+                    q = calls[0][2]                                  # the first rope() is the query's
+                    o = [y for inv, _, y in calls if inv][0]         # the only inverse one is the output's
+                    tag = f"a{il}.{chunk}"
+                    out.update({f"{tag}.q": q, f"{tag}.o": o, f"{tag}.kv": lc.t["kv"]})
+                    if attn.ratio:
+                        out[f"{tag}.comp"] = lc.t["comp.rows"]
+                    if attn.indexer is not None:
+                        out[f"{tag}.sel"] = attn.last_selection.double()
+                out[f"a{il}.sinks"] = attn.sinks
+        finally:
+            ref.rope = real_rope
         # the clamped SwiGLU at the tiny file's limit
         gate, up = rnd(1000, s=3.0), rnd(1000, s=3.0)
         out.update({"swiglu.g": gate, "swiglu.u": up,

@@ -4,7 +4,8 @@
  * hyper-connections of a block and of the head, the ratio-4 (overlap) and
  * ratio-128 compressors with their norm and YaRN RoPE, the lightning
  * indexer's scores and top-k selection, V4 routing (scored and hashed), the
- * clamped SwiGLU.
+ * clamped SwiGLU, and attention with sinks over the window and compressed rows
+ * (then de-RoPE) on what Attention.forward of layers 0, 1 and 2 saw.
  * This ties the kernels' layouts to the reference that agrees with llama.cpp,
  * independently of tests/ref/ref_v4.c. Tolerances: the reference ran in
  * double, the kernels in fp32 (inputs rounded to fp32 first): NMSE 1e-10 for
@@ -328,6 +329,85 @@ static void test_routing(void **state)
     }
 }
 
+/* attn_v4 and the de-RoPE on what the reference's Attention.forward saw: its
+ * RoPE'd queries, raw rows (kept here as the ring a decoder keeps), compressed
+ * rows and the indexer's choice, against its de-RoPE'd output. */
+static void attn_case(struct gpu *g, int il, int chunk, uint32_t n_tok, uint32_t pos0)
+{
+    uint32_t H = 4, D = 64, n_rot = 16, n_swa = 16, n_pos = pos0 + n_tok;
+    uint32_t ratio = il == 0 ? 0 : il == 1 ? 4 : 128, n_comp = ratio ? n_pos / ratio : 0, top_k = 8;
+    enum gsmrt_v4_comp_mode mode = il == 0 ? GSMRT_V4_COMP_NONE : il == 1 ? GSMRT_V4_COMP_SELECTED : GSMRT_V4_COMP_ALL;
+    char name[32];
+#define CASE(field, n) (snprintf(name, sizeof name, "a%d.%d.%s", il, chunk, field), find(name, n))
+    const float *q = CASE("q", (size_t)n_tok * H * D), *want = CASE("o", (size_t)n_tok * H * D);
+    const float *kv = CASE("kv", (size_t)n_pos * D);
+    const float *comp = ratio ? CASE("comp", (size_t)n_comp * D) : NULL;
+    const float *sel = mode == GSMRT_V4_COMP_SELECTED ? CASE("sel", (size_t)n_tok * n_comp) : NULL;
+#undef CASE
+    snprintf(name, sizeof name, "a%d.sinks", il);
+    const float *sinks = find(name, H);
+    uint32_t ring = n_swa + n_tok - 1;
+    float *ringv = malloc((size_t)ring * D * 4);
+    for (size_t i = 0; i < (size_t)ring * D; i++) ringv[i] = NAN;   /* never read */
+    for (uint32_t p = n_pos > ring ? n_pos - ring : 0; p < n_pos; p++)
+        memcpy(ringv + (size_t)(p % ring) * D, kv + (size_t)p * D, D * 4);
+    uint32_t *ids = malloc((size_t)n_tok * top_k * 4);
+    for (uint32_t t = 0; t < n_tok; t++) {   /* the reference's boolean choice as topk_rows writes it */
+        uint32_t k = 0;
+        for (uint32_t b = 0; sel && b < n_comp; b++)
+            if (sel[(size_t)t * n_comp + b] != 0.0f) ids[t * top_k + k++] = b;
+        while (k < top_k) ids[t * top_k + k++] = 0xffffffffu;
+    }
+    int32_t *pos = malloc(n_tok * 4), *neg = malloc(n_tok * 4);
+    for (uint32_t t = 0; t < n_tok; t++) pos[t] = (int32_t)(pos0 + t), neg[t] = -pos[t];
+    struct gsmrt_vk_buf qb, rb, cb, ib, pb, nb, sb, ob;
+    struct gsmrt_vk_range qr, rr, cr, ir, pr, nr, sr, or_;
+    up(g, q, (size_t)n_tok * H * D * 4, &qb, &qr);
+    up(g, ringv, (size_t)ring * D * 4, &rb, &rr);
+    up(g, comp ? comp : ringv, comp ? (size_t)n_comp * D * 4 : 4, &cb, &cr);
+    up(g, ids, (size_t)n_tok * top_k * 4, &ib, &ir);
+    up(g, pos, n_tok * 4, &pb, &pr);
+    up(g, neg, n_tok * 4, &nb, &nr);
+    up(g, sinks, H * 4, &sb, &sr);
+    float *got = calloc((size_t)n_tok * H * D, 4);
+    up(g, got, (size_t)n_tok * H * D * 4, &ob, &or_);
+    struct gsmrt_k_attn_v4 p = {
+        .n_tok = n_tok, .n_heads = H, .head_dim = D, .q_stride = H * D, .raw_rows = ring, .raw_stride = D,
+        .n_swa = n_swa, .mode = mode, .n_comp = n_comp, .comp_stride = D, .top_k = top_k, .ratio = ratio,
+        .scale = 1.0f / sqrtf((float)D),
+    };
+    struct gsmrt_rope_params rp = {.n_tok = n_tok, .n_heads = H, .head_stride = D, .row_stride = H * D,
+                                   .rot_offset = D - n_rot};
+    /* ratio-0 layers: rope.freq_base unscaled; compressed layers: the compressor base with YaRN */
+    struct gsmrt_v4_rope v4r = {.n_rot = n_rot, .freq_base = 10000.0f, .scaling = GSMRT_V4_ROPE_NONE};
+    if (ratio)
+        v4r = (struct gsmrt_v4_rope){.n_rot = n_rot, .freq_base = 160000.0f, .scaling = GSMRT_V4_ROPE_YARN,
+                                     .factor = 4.0f, .orig_ctx = 256, .beta_fast = 32.0f, .beta_slow = 1.0f};
+    gsmrt_v4_rope_params(&v4r, &rp);
+    GPU_OK(gsmrt_vk_rec_begin(g->rec, &gpu_err));
+    GPU_OK(gsmrt_k_attn_v4(g->rec, &p, &qr, &rr, ratio ? &cr : NULL,
+                           mode == GSMRT_V4_COMP_SELECTED ? &ir : NULL, &pr, &sr, &or_, &gpu_err));
+    gsmrt_vk_rec_barrier(g->rec);
+    GPU_OK(gsmrt_k_rope(g->rec, &or_, &nr, &rp, &gpu_err));
+    submit(g);
+    GPU_OK(gsmrt_vk_download(g->dev, &ob, 0, got, (size_t)n_tok * H * D * 4, &gpu_err));
+    char what[64];
+    snprintf(what, sizeof what, "attention layer %d (ratio %u), %u tokens at %u", il, ratio, n_tok, pos0);
+    check_nmse(what, got, want, (size_t)n_tok * H * D, 1e-9);
+    gsmrt_vk_buf_free(g->dev, &qb), gsmrt_vk_buf_free(g->dev, &rb), gsmrt_vk_buf_free(g->dev, &cb);
+    gsmrt_vk_buf_free(g->dev, &ib), gsmrt_vk_buf_free(g->dev, &pb), gsmrt_vk_buf_free(g->dev, &nb);
+    gsmrt_vk_buf_free(g->dev, &sb), gsmrt_vk_buf_free(g->dev, &ob);
+    free(ringv), free(ids), free(pos), free(neg), free(got);
+}
+
+static void test_attention(void **state)
+{
+    struct gpu *g = *state;
+    attn_case(g, 0, 0, 23, 0), attn_case(g, 0, 1, 5, 23);     /* window only */
+    attn_case(g, 1, 0, 45, 0), attn_case(g, 1, 1, 5, 45);     /* CSA: window + the indexer's rows */
+    attn_case(g, 2, 0, 300, 0), attn_case(g, 2, 1, 5, 300);   /* HCA: window + every visible row */
+}
+
 int main(void)
 {
     const char *path = getenv("GSMRT_V4_KERNEL_CASES");
@@ -353,6 +433,7 @@ int main(void)
         cmocka_unit_test(test_swiglu_clamp),
         cmocka_unit_test(test_indexer),
         cmocka_unit_test(test_routing),
+        cmocka_unit_test(test_attention),
     };
     int rc = cmocka_run_group_tests_name("kernels_v4_torch", tests, gpu_setup, gpu_teardown);
     free(cases);
