@@ -100,18 +100,21 @@ void main()
         sh_row[lid] = is_raw ? row : row | 0x80000000u;
         barrier();
         uint n_here = min(WG_SIZE, n_keys - base);
-        for (uint i = 0; i < ACC; i++) {
-            uint d = lid + i * WG_SIZE;
-            if (d >= HEAD_DIM) break;
-            float a = acc[i] * f;
-            for (uint k = 0; k < n_here; k++) {
-                float w = sh_p[k];
-                if (w == 0.0) continue;
-                uint r = sh_row[k];
-                a += w * ((r & 0x80000000u) != 0u ? comp[(r & 0x7fffffffu) * pc.comp_stride + d]
-                                                  : raw[r * pc.raw_stride + d]);
+        for (uint i = 0; i < ACC; i++) acc[i] *= f;
+        for (uint k = 0; k < n_here; k++) {
+            float w = sh_p[k];
+            if (w == 0.0) continue;
+            uint r = sh_row[k];
+            // ACC is a constant: the loops unroll and acc stays in registers
+            if ((r & 0x80000000u) != 0u) {
+                uint rb = (r & 0x7fffffffu) * pc.comp_stride;
+                for (uint i = 0; i < ACC; i++)
+                    if (lid + i * WG_SIZE < HEAD_DIM) acc[i] += w * comp[rb + lid + i * WG_SIZE];
+            } else {
+                uint rb = r * pc.raw_stride;
+                for (uint i = 0; i < ACC; i++)
+                    if (lid + i * WG_SIZE < HEAD_DIM) acc[i] += w * raw[rb + lid + i * WG_SIZE];
             }
-            acc[i] = a;
         }
         barrier();
     }
