@@ -218,3 +218,23 @@ gsmrt_status gsmrt_k_attn_v4(struct gsmrt_vk_rec *rec, const struct gsmrt_k_attn
     struct gsmrt_vk_range b[7] = {*q, *raw, with_comp ? *comp : *raw, ids ? *ids : *raw, *pos, *sinks, *out};
     return gsmrt_vk_rec_dispatch(rec, pipe, b, 7, &pc, sizeof pc, p->n_heads, p->n_tok, 1, "attn_v4", err);
 }
+
+gsmrt_status gsmrt_k_ring_store(struct gsmrt_vk_rec *rec, const struct gsmrt_k_ring_store *p,
+                                const struct gsmrt_vk_range *src, const struct gsmrt_vk_range *pos,
+                                const struct gsmrt_vk_range *dst, struct gsmrt_err *err)
+{
+    if (p->n_tok == 0 || p->width == 0 || p->src_stride < p->width || p->n_rows < p->n_tok ||
+        p->dst_stride < p->width || p->n_tok > rec->dev->caps.max_workgroup_count[1])
+        return gsmrt_err_set(err, GSMRT_E_INVALID_ARGUMENT,
+                             "ring_store: %u tokens of %u floats (stride %u) into a ring of %u rows (stride %u)",
+                             p->n_tok, p->width, p->src_stride, p->n_rows, p->dst_stride);
+    uint32_t wg = GSMRT_K_ELEMENTWISE_WG;
+    struct gsmrt_vk_pipeline *pipe;
+    gsmrt_status st = gsmrt_k_pipeline(rec, GSMRT_KERNEL_RING_STORE, &wg, 1, &pipe, err);
+    if (st != GSMRT_OK) return st;
+    struct gsmrt_pc_ring_store pc = {.n_tok = p->n_tok, .width = p->width, .src_stride = p->src_stride,
+                                     .n_rows = p->n_rows, .dst_stride = p->dst_stride};
+    struct gsmrt_vk_range b[3] = {*src, *pos, *dst};
+    return gsmrt_vk_rec_dispatch(rec, pipe, b, 3, &pc, sizeof pc, (p->width + wg - 1) / wg, p->n_tok, 1,
+                                 "ring_store", err);
+}

@@ -76,6 +76,7 @@ static const struct {
     [GSMRT_KERNEL_INDEXER_SCORE] = {5, sizeof(struct gsmrt_pc_indexer_score)},
     [GSMRT_KERNEL_TOPK_ROWS] = {3, sizeof(struct gsmrt_pc_topk_rows)},
     [GSMRT_KERNEL_ATTN_V4] = {7, sizeof(struct gsmrt_pc_attn_v4)},
+    [GSMRT_KERNEL_RING_STORE] = {3, sizeof(struct gsmrt_pc_ring_store)},
 };
 
 static struct gsmrt_vk_kernel_desc DESCS[GSMRT_KERNEL_COUNT];

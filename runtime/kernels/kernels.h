@@ -393,6 +393,18 @@ gsmrt_status gsmrt_k_attn_v4(struct gsmrt_vk_rec *rec, const struct gsmrt_k_attn
                              const struct gsmrt_vk_range *sinks, const struct gsmrt_vk_range *out,
                              struct gsmrt_err *err);
 
+/* Rows of n_tok tokens (the first `width` floats of src rows src_stride
+ * apart) into a ring dst [n_rows][dst_stride] at row pos % n_rows
+ * (shaders/ring_store.comp): the raw window of attn_v4, the pending positions
+ * of compress_pool. A batch's positions must fall on distinct rows. */
+struct gsmrt_k_ring_store {
+    uint32_t n_tok, width, src_stride;
+    uint32_t n_rows, dst_stride;
+};
+gsmrt_status gsmrt_k_ring_store(struct gsmrt_vk_rec *rec, const struct gsmrt_k_ring_store *p,
+                                const struct gsmrt_vk_range *src, const struct gsmrt_vk_range *pos,
+                                const struct gsmrt_vk_range *dst, struct gsmrt_err *err);
+
 /* The angle parameters of RoPE as deepseek4 applies it (NORM pairs): no
  * scaling on ratio-0 layers; on compressed layers (their compressed rows and
  * indexer queries) the file's rope.scaling: linear (freq_scale 1/factor) or

@@ -124,6 +124,9 @@ struct gsmrt_pc_attn_v4 {   /* attn_v4.comp */
     uint32_t n_tok, n_heads, q_stride, raw_rows, raw_stride, n_comp, comp_stride, n_swa, mode, top_k, ratio;
     float scale;
 };
+struct gsmrt_pc_ring_store {   /* ring_store.comp */
+    uint32_t n_tok, width, src_stride, n_rows, dst_stride;
+};
 
 /* 128 bytes is Vulkan's guaranteed minimum maxPushConstantsSize. */
 _Static_assert(sizeof(struct gsmrt_pc_matvec) == 12 && sizeof(struct gsmrt_pc_matvec) <= 128, "");
@@ -156,5 +159,6 @@ _Static_assert(sizeof(struct gsmrt_pc_compress_pool) == 32, "");
 _Static_assert(sizeof(struct gsmrt_pc_indexer_score) == 32, "");
 _Static_assert(sizeof(struct gsmrt_pc_topk_rows) == 20, "");
 _Static_assert(sizeof(struct gsmrt_pc_attn_v4) == 48, "");
+_Static_assert(sizeof(struct gsmrt_pc_ring_store) == 20, "");
 
 #endif

@@ -560,6 +560,40 @@ static void test_attn_v4(void **state)
     attn_case(g, 3, 200, 1, 40, 2, 0, 4);     /* every compressed row: 16 + 50 keys */
 }
 
+/* ring_store: rows land at pos % n_rows, the rest of the ring untouched
+ * (bit-exact: a copy), across the wrap; a ring shorter than the batch is refused. */
+static void test_ring_store(void **state)
+{
+    struct gpu *g = *state;
+    uint32_t n_tok = 7, width = 70, src_stride = 73, n_rows = 10, dst_stride = 71;
+    float *src = malloc((size_t)n_tok * src_stride * 4), *want = malloc((size_t)n_rows * dst_stride * 4);
+    float *got = malloc((size_t)n_rows * dst_stride * 4);
+    ref_fill_uniform(src, (size_t)n_tok * src_stride, 401, -1, 1);
+    int32_t pos[7] = {36, 37, 38, 39, 40, 41, 42};   /* rows 6..9, then 0..2 */
+    for (size_t i = 0; i < (size_t)n_rows * dst_stride; i++) want[i] = GUARD_VALUE;
+    for (uint32_t t = 0; t < n_tok; t++)
+        memcpy(want + (size_t)(pos[t] % n_rows) * dst_stride, src + (size_t)t * src_stride, width * 4);
+    struct gsmrt_vk_buf sb, pb;
+    struct gsmrt_vk_range sr, pr;
+    upload(g, src, (size_t)n_tok * src_stride * 4, &sb, &sr);
+    upload(g, pos, sizeof pos, &pb, &pr);
+    struct guarded dst;
+    guarded_alloc(g, &dst, (size_t)n_rows * dst_stride);
+    struct gsmrt_k_ring_store p = {.n_tok = n_tok, .width = width, .src_stride = src_stride, .n_rows = n_rows,
+                                   .dst_stride = dst_stride};
+    GPU_OK(gsmrt_vk_rec_begin(g->rec, &gpu_err));
+    GPU_OK(gsmrt_k_ring_store(g->rec, &p, &sr, &pr, &dst.range, &gpu_err));
+    p.n_rows = 6;
+    assert_int_equal(gsmrt_k_ring_store(g->rec, &p, &sr, &pr, &dst.range, &gpu_err), GSMRT_E_INVALID_ARGUMENT);
+    assert_non_null(strstr(gpu_err.msg, "ring_store"));
+    submit(g);
+    guarded_read(g, &dst, got);
+    if (memcmp(got, want, (size_t)n_rows * dst_stride * 4) != 0) fail_msg("ring_store: the ring differs from a copy");
+    gsmrt_vk_buf_free(g->dev, &sb), gsmrt_vk_buf_free(g->dev, &pb);
+    guarded_free(g, &dst);
+    free(src), free(want), free(got);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -574,6 +608,7 @@ int main(void)
         cmocka_unit_test(test_indexer_score),
         cmocka_unit_test(test_topk_rows),
         cmocka_unit_test(test_attn_v4),
+        cmocka_unit_test(test_ring_store),
     };
     return cmocka_run_group_tests_name("kernels_v4", tests, gpu_setup, gpu_teardown);
 }
