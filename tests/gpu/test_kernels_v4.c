@@ -594,6 +594,125 @@ static void test_ring_store(void **state)
     free(src), free(want), free(got);
 }
 
+/* A decode session of 45 tokens on one ratio-4 layer, all state on the
+ * device as a decoder keeps it: the raw window in a ring of n_swa rows, the
+ * compressor's pending positions in rings of 2 * ratio rows, each compressed
+ * row made when its block completes (pool, norm, RoPE, stored at its index),
+ * then attention over the window and every visible row and the de-RoPE. Every
+ * step against the references over the whole history: the window wraps twice
+ * and 11 blocks complete. */
+static void up_int(struct gpu *g, const struct gsmrt_vk_buf *b, int32_t v)
+{
+    GPU_OK(gsmrt_vk_upload(g->dev, b, 0, &v, 4, &gpu_err));
+}
+
+static void test_decode_session(void **state)
+{
+    struct gpu *g = *state;
+    const uint32_t H = 2, D = 64, n_rot = 16, n_swa = 16, ratio = 4, n_steps = 45, W = 2 * D;
+    const uint32_t max_blocks = n_steps / ratio;
+    float *q = malloc((size_t)n_steps * H * D * 4), *raw = malloc((size_t)n_steps * D * 4);
+    float *kvc = malloc((size_t)n_steps * W * 4), *sc = malloc((size_t)n_steps * W * 4);
+    float *ape = malloc((size_t)ratio * W * 4), norm[64], sinks[2] = {0.3f, -0.5f};
+    ref_fill_uniform(q, (size_t)n_steps * H * D, 501, -3, 3);
+    ref_fill_uniform(raw, (size_t)n_steps * D, 502, -1, 1);
+    ref_fill_uniform(kvc, (size_t)n_steps * W, 503, -1, 1);
+    ref_fill_uniform(sc, (size_t)n_steps * W, 504, -2, 2);
+    ref_fill_uniform(ape, (size_t)ratio * W, 505, -1, 1);
+    ref_fill_uniform(norm, D, 506, 0.5f, 1.5f);
+    struct ref_v4_rope rr = {.D = D, .n_rot = n_rot, .base = 160000.0, .scaling = 2, .factor = 4.0, .orig_ctx = 256,
+                             .beta_fast = 32, .beta_slow = 1};
+    float *comp_all = malloc((size_t)max_blocks * D * 4);
+    ref_compressor(kvc, sc, ape, norm, D, ratio, 1, 0, max_blocks, 1e-6f, &rr, comp_all);
+    struct gsmrt_rope_params rp = {.n_tok = 1, .n_heads = H, .head_stride = D, .row_stride = H * D,
+                                   .rot_offset = D - n_rot};
+    gsmrt_v4_rope_params(&(struct gsmrt_v4_rope){.n_rot = n_rot, .freq_base = 160000.0f,
+                                                 .scaling = GSMRT_V4_ROPE_YARN, .factor = 4.0f, .orig_ctx = 256,
+                                                 .beta_fast = 32.0f, .beta_slow = 1.0f},
+                         &rp);
+    struct gsmrt_rope_params rp_row = rp;   /* the compressed row: one head of D */
+    rp_row.n_heads = 1, rp_row.row_stride = D;
+
+    /* device state */
+    struct gsmrt_vk_buf qb, rawb, kvb, scb, ringb, kvringb, scringb, apeb, normb, scratchb, compb, sinkb, outb;
+    struct gsmrt_vk_buf posb, negb, startb, blockb;
+    struct gsmrt_vk_range qr, rawr, kvr, scr, ringr, kvringr, scringr, aper, normr, scratchr, compr, sinkr, outr;
+    struct gsmrt_vk_range posr, negr, startr, blockr;
+    float *zeros = calloc((size_t)max_blocks * D + (size_t)n_swa * D + 2 * (size_t)ratio * W, 4);
+    upload(g, zeros, (size_t)H * D * 4, &qb, &qr);
+    upload(g, zeros, D * 4, &rawb, &rawr);
+    upload(g, zeros, W * 4, &kvb, &kvr);
+    upload(g, zeros, W * 4, &scb, &scr);
+    upload(g, zeros, (size_t)n_swa * D * 4, &ringb, &ringr);
+    upload(g, zeros, 2 * (size_t)ratio * W * 4, &kvringb, &kvringr);
+    upload(g, zeros, 2 * (size_t)ratio * W * 4, &scringb, &scringr);
+    upload(g, ape, (size_t)ratio * W * 4, &apeb, &aper);
+    upload(g, norm, D * 4, &normb, &normr);
+    upload(g, zeros, D * 4, &scratchb, &scratchr);
+    upload(g, zeros, (size_t)max_blocks * D * 4, &compb, &compr);
+    upload(g, sinks, sizeof sinks, &sinkb, &sinkr);
+    upload(g, zeros, (size_t)H * D * 4, &outb, &outr);
+    int32_t zero = 0;
+    upload(g, &zero, 4, &posb, &posr), upload(g, &zero, 4, &negb, &negr);
+    upload(g, &zero, 4, &startb, &startr), upload(g, &zero, 4, &blockb, &blockr);
+
+    float want[2 * 64], got[2 * 64];
+    for (uint32_t p = 0; p < n_steps; p++) {
+        /* this step's projections, as the layer's products would leave them */
+        GPU_OK(gsmrt_vk_upload(g->dev, &qb, 0, q + (size_t)p * H * D, (size_t)H * D * 4, &gpu_err));
+        GPU_OK(gsmrt_vk_upload(g->dev, &rawb, 0, raw + (size_t)p * D, D * 4, &gpu_err));
+        GPU_OK(gsmrt_vk_upload(g->dev, &kvb, 0, kvc + (size_t)p * W, W * 4, &gpu_err));
+        GPU_OK(gsmrt_vk_upload(g->dev, &scb, 0, sc + (size_t)p * W, W * 4, &gpu_err));
+        bool completes = (p + 1) % ratio == 0;
+        uint32_t b = (p + 1) / ratio - 1;
+        up_int(g, &posb, (int32_t)p), up_int(g, &negb, -(int32_t)p);
+        up_int(g, &startb, (int32_t)(b * ratio)), up_int(g, &blockb, (int32_t)b);
+        GPU_OK(gsmrt_vk_rec_begin(g->rec, &gpu_err));
+        GPU_OK(gsmrt_k_ring_store(g->rec, &(struct gsmrt_k_ring_store){.n_tok = 1, .width = D, .src_stride = D,
+                                                                       .n_rows = n_swa, .dst_stride = D},
+                                  &rawr, &posr, &ringr, &gpu_err));
+        struct gsmrt_k_ring_store cs = {.n_tok = 1, .width = W, .src_stride = W, .n_rows = 2 * ratio, .dst_stride = W};
+        GPU_OK(gsmrt_k_ring_store(g->rec, &cs, &kvr, &posr, &kvringr, &gpu_err));
+        GPU_OK(gsmrt_k_ring_store(g->rec, &cs, &scr, &posr, &scringr, &gpu_err));
+        gsmrt_vk_rec_barrier(g->rec);
+        if (completes) {
+            struct gsmrt_k_compress_pool cp = {.n_blocks = 1, .block0 = b, .dim = D, .ratio = ratio, .overlap = true,
+                                               .row_pos0 = 0, .n_rows = 2 * ratio, .out_stride = D};
+            GPU_OK(gsmrt_k_compress_pool(g->rec, &cp, &kvringr, &scringr, &aper, &scratchr, &gpu_err));
+            gsmrt_vk_rec_barrier(g->rec);
+            GPU_OK(gsmrt_k_rms_norm(g->rec, &scratchr, &normr, &scratchr, 1, D, 1e-6f, &gpu_err));
+            gsmrt_vk_rec_barrier(g->rec);
+            GPU_OK(gsmrt_k_rope(g->rec, &scratchr, &startr, &rp_row, &gpu_err));
+            gsmrt_vk_rec_barrier(g->rec);
+            GPU_OK(gsmrt_k_ring_store(g->rec, &(struct gsmrt_k_ring_store){.n_tok = 1, .width = D, .src_stride = D,
+                                                                           .n_rows = max_blocks, .dst_stride = D},
+                                      &scratchr, &blockr, &compr, &gpu_err));
+            gsmrt_vk_rec_barrier(g->rec);
+        }
+        struct gsmrt_k_attn_v4 ap = {
+            .n_tok = 1, .n_heads = H, .head_dim = D, .q_stride = H * D, .raw_rows = n_swa, .raw_stride = D,
+            .n_swa = n_swa, .mode = GSMRT_V4_COMP_ALL, .n_comp = max_blocks, .comp_stride = D, .ratio = ratio,
+            .scale = 1.0f / sqrtf((float)D),
+        };
+        GPU_OK(gsmrt_k_attn_v4(g->rec, &ap, &qr, &ringr, &compr, NULL, &posr, &sinkr, &outr, &gpu_err));
+        gsmrt_vk_rec_barrier(g->rec);
+        GPU_OK(gsmrt_k_rope(g->rec, &outr, &negr, &rp, &gpu_err));
+        submit(g);
+        GPU_OK(gsmrt_vk_download(g->dev, &outb, 0, got, (size_t)H * D * 4, &gpu_err));
+        int32_t pp = (int32_t)p;
+        ref_attn_v4(q + (size_t)p * H * D, raw, comp_all, NULL, &pp, sinks, 1, H, D, n_swa, 2, 0, ratio,
+                    1.0f / sqrtf((float)D), want);
+        ref_v4_rope(want, &pp, 1, H, &rr, 1);
+        char what[48];
+        snprintf(what, sizeof what, "decode step at position %u", p);
+        fail_if_nmse(what, got, want, (size_t)H * D, 1e-9);
+    }
+    struct gsmrt_vk_buf *all[] = {&qb,    &rawb,  &kvb,   &scb,   &ringb,  &kvringb, &scringb, &apeb, &normb,
+                                  &scratchb, &compb, &sinkb, &outb, &posb, &negb, &startb, &blockb};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) gsmrt_vk_buf_free(g->dev, all[i]);
+    free(q), free(raw), free(kvc), free(sc), free(ape), free(comp_all), free(zeros);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -609,6 +728,7 @@ int main(void)
         cmocka_unit_test(test_topk_rows),
         cmocka_unit_test(test_attn_v4),
         cmocka_unit_test(test_ring_store),
+        cmocka_unit_test(test_decode_session),
     };
     return cmocka_run_group_tests_name("kernels_v4", tests, gpu_setup, gpu_teardown);
 }
