@@ -1,6 +1,8 @@
 /* kernel_v4.c -- record functions for the kernels DeepSeek V4 (llama.cpp's
  * deepseek4) adds to the deepseek2 set: hyper-connections, V4 routing, the
- * clamped SwiGLU and the compressor's pooling. Shapes are checked here, so a
+ * clamped SwiGLU, the compressor's pooling, the lightning indexer and its
+ * device top-k, attention with sinks, the ring store, and V4's RoPE
+ * parameters. Shapes are checked here, so a
  * bad model shape is an error naming the op, never an out-of-range dispatch. */
 #include <math.h>
 

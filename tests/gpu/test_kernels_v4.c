@@ -1,7 +1,10 @@
 /* test_kernels_v4.c -- the DeepSeek V4 kernels (kernel_v4.c) against the
  * double-precision references of tests/ref/ref_v4.c (written from
  * tools/deepseek4_ref.py, which agrees with llama.cpp): odd widths, batches of
- * several tokens, outputs between guard floats.
+ * several tokens, outputs between guard floats, bad shapes refused by name,
+ * and a decode session with all the layer's state on the device.
+ * (test_kernels_v4_torch.c checks the same kernels on the PyTorch
+ * reference's own outputs.)
  * Tolerances (fp32 kernels against double references):
  *   products and sums of O(1) terms: NMSE 1e-10 (fp32 rounding of sums of a
  *     few hundred terms is ~1e-7 relative, squared ~1e-14; 1e-10 leaves room);
