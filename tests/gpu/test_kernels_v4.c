@@ -102,6 +102,8 @@ static void test_hc_pre(void **state)
     hc_case(g, 6, 67, 4, 0);   /* a batch, odd width */
     hc_case(g, 3, 130, 3, 0);  /* another stream count */
     hc_case(g, 5, 67, 4, 1);   /* the head */
+    hc_case(g, 2, 4096, 4, 0); /* Flash's width */
+    hc_case(g, 2, 4096, 4, 1);
 }
 
 static void test_hc_post(void **state)
