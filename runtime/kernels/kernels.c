@@ -67,6 +67,16 @@ static const struct {
     [GSMRT_KERNEL_ATTN_COLD] = {8, sizeof(struct gsmrt_pc_attn_cold)},
     [GSMRT_KERNEL_PAGE_MASS] = {5, sizeof(struct gsmrt_pc_page_mass)},
     [GSMRT_KERNEL_ATTN_STATS] = {7, sizeof(struct gsmrt_pc_attn_stats)},
+    /* DeepSeek V4 (kernel_v4.c) */
+    [GSMRT_KERNEL_HC_PRE] = {6, sizeof(struct gsmrt_pc_hc_pre)},
+    [GSMRT_KERNEL_HC_POST] = {4, sizeof(struct gsmrt_pc_hc_post)},
+    [GSMRT_KERNEL_MOE_ROUTE_V4] = {6, sizeof(struct gsmrt_pc_moe_route_v4)},
+    [GSMRT_KERNEL_SWIGLU_CLAMP] = {3, sizeof(struct gsmrt_pc_swiglu_clamp)},
+    [GSMRT_KERNEL_COMPRESS_POOL] = {4, sizeof(struct gsmrt_pc_compress_pool)},
+    [GSMRT_KERNEL_INDEXER_SCORE] = {5, sizeof(struct gsmrt_pc_indexer_score)},
+    [GSMRT_KERNEL_TOPK_ROWS] = {3, sizeof(struct gsmrt_pc_topk_rows)},
+    [GSMRT_KERNEL_ATTN_V4] = {7, sizeof(struct gsmrt_pc_attn_v4)},
+    [GSMRT_KERNEL_RING_STORE] = {3, sizeof(struct gsmrt_pc_ring_store)},
 };
 
 static struct gsmrt_vk_kernel_desc DESCS[GSMRT_KERNEL_COUNT];

@@ -277,6 +277,152 @@ gsmrt_status gsmrt_k_attn_stats(struct gsmrt_vk_rec *rec, const struct gsmrt_k_a
                                 const struct gsmrt_vk_range *pos, const struct gsmrt_vk_range *edges,
                                 const struct gsmrt_vk_range *out, struct gsmrt_err *err);
 
+/* ---- DeepSeek V4 kernels (kernel_v4.c) ------------------------------------
+ * The ops llama.cpp's deepseek4 has and deepseek2 lacks; the maths of each is
+ * in its shader's header comment and in tools/deepseek4_ref.py. */
+
+#define GSMRT_K_V4_MAX_HC 8   /* hyper-connection streams hc_pre supports */
+
+/* Hyper-connection pre-mixing of n_tok tokens (shaders/hc_pre.comp). raw is
+ * fn @ concat_s x[s] (fn unnormalised input: the rms factor is applied here),
+ * [n_tok][(2 + hc) * hc] for a block, [n_tok][hc] for the head. y gets the
+ * sub-block input [n_tok][n_embd]; mix gets post and the Sinkhorn comb
+ * [n_tok][hc + hc * hc] (unused, may be NULL, for the head). */
+struct gsmrt_k_hc_pre {
+    uint32_t n_tok, n_embd, hc;
+    uint32_t sinkhorn_iters;
+    float eps_rms, eps_hc;
+    bool head;   /* the output head's hc: sigmoid pre only, one scale */
+};
+gsmrt_status gsmrt_k_hc_pre(struct gsmrt_vk_rec *rec, const struct gsmrt_k_hc_pre *p, const struct gsmrt_vk_range *x,
+                            const struct gsmrt_vk_range *raw, const struct gsmrt_vk_range *base,
+                            const struct gsmrt_vk_range *scale, const struct gsmrt_vk_range *y,
+                            const struct gsmrt_vk_range *mix, struct gsmrt_err *err);
+
+/* x_new[t][d][e] = post[t][d] f[t][e] + sum_s comb[t][s][d] x[t][s][e]
+ * (shaders/hc_post.comp); x_new must not alias x. */
+gsmrt_status gsmrt_k_hc_post(struct gsmrt_vk_rec *rec, const struct gsmrt_vk_range *f, const struct gsmrt_vk_range *x,
+                             const struct gsmrt_vk_range *mix, const struct gsmrt_vk_range *x_new, uint32_t n_tok,
+                             uint32_t n_embd, uint32_t hc, struct gsmrt_err *err);
+
+/* V4 expert routing (shaders/moe_route_v4.comp): sqrt(softplus) scores; the
+ * top n_used of score + bias, or on hashed layers tid2eid[token]. ids uint
+ * [n_tok][n_used], weights float [n_tok][n_used]. bias is read only when not
+ * hashed, tokens and tid2eid (int [n_vocab][n_used]) only when hashed. */
+struct gsmrt_k_moe_route_v4 {
+    uint32_t n_tok, n_expert, n_used;
+    bool hashed;
+    uint32_t n_vocab;   /* rows of tid2eid */
+    bool norm;
+    float scale;        /* expert_weights_scale, always applied */
+};
+gsmrt_status gsmrt_k_moe_route_v4(struct gsmrt_vk_rec *rec, const struct gsmrt_k_moe_route_v4 *p,
+                                  const struct gsmrt_vk_range *logits, const struct gsmrt_vk_range *bias,
+                                  const struct gsmrt_vk_range *tokens, const struct gsmrt_vk_range *tid2eid,
+                                  const struct gsmrt_vk_range *ids, const struct gsmrt_vk_range *weights,
+                                  struct gsmrt_err *err);
+
+/* y[i] = silu(min(g[i], limit)) * clamp(u[i], -limit, limit); limit <= 1e-6: plain SwiGLU. */
+gsmrt_status gsmrt_k_swiglu_clamp(struct gsmrt_vk_rec *rec, const struct gsmrt_vk_range *g,
+                                  const struct gsmrt_vk_range *u, const struct gsmrt_vk_range *y, uint32_t n,
+                                  float limit, struct gsmrt_err *err);
+
+/* The compressor's gated pooling (shaders/compress_pool.comp) of blocks
+ * block0 .. block0 + n_blocks - 1 into out [n_blocks][out_stride]; kv and
+ * score [n_rows][width] (width = 2 dim with overlap, else dim) hold position
+ * p at row (p - row_pos0) % n_rows; ape [ratio][width]. Its rmsnorm and RoPE
+ * (at position b * ratio) are rms_norm and rope, recorded after a barrier. */
+struct gsmrt_k_compress_pool {
+    uint32_t n_blocks, block0;
+    uint32_t dim, ratio;
+    bool overlap;                 /* ratio 4 (CSA): two half-feature blocks */
+    uint32_t row_pos0, n_rows;
+    uint32_t out_stride;          /* floats between output rows */
+};
+gsmrt_status gsmrt_k_compress_pool(struct gsmrt_vk_rec *rec, const struct gsmrt_k_compress_pool *p,
+                                   const struct gsmrt_vk_range *kv, const struct gsmrt_vk_range *score,
+                                   const struct gsmrt_vk_range *ape, const struct gsmrt_vk_range *out,
+                                   struct gsmrt_err *err);
+
+/* The lightning indexer of CSA layers: scores (shaders/indexer_score.comp)
+ * score [n_tok][s_stride] of the compressed indexer rows k [n_rows][k_stride]
+ * for queries q [n_tok][q_stride] (n_heads heads of head_dim, after RoPE) and
+ * head weights w [n_tok][n_heads] (already / sqrt(head_dim * n_heads)); rows
+ * not yet visible to a token (b >= (pos + 1) / ratio) score -inf. */
+struct gsmrt_k_indexer {
+    uint32_t n_tok, n_heads, head_dim, q_stride;
+    uint32_t n_rows, k_stride, s_stride;
+    uint32_t ratio;
+};
+gsmrt_status gsmrt_k_indexer_score(struct gsmrt_vk_rec *rec, const struct gsmrt_k_indexer *p,
+                                   const struct gsmrt_vk_range *q, const struct gsmrt_vk_range *w,
+                                   const struct gsmrt_vk_range *k, const struct gsmrt_vk_range *pos,
+                                   const struct gsmrt_vk_range *score, struct gsmrt_err *err);
+
+/* Top-k of those scores on the device (shaders/topk_rows.comp): ids uint
+ * [n_tok][top_k], each token's chosen visible rows in ascending order; ties
+ * at the boundary go to the lower row index; with fewer visible rows than
+ * top_k, all of them and then 0xffffffff. */
+gsmrt_status gsmrt_k_topk_rows(struct gsmrt_vk_rec *rec, const struct gsmrt_vk_range *score,
+                               const struct gsmrt_vk_range *pos, const struct gsmrt_vk_range *ids, uint32_t n_tok,
+                               uint32_t n_rows, uint32_t s_stride, uint32_t top_k, uint32_t ratio,
+                               struct gsmrt_err *err);
+
+/* V4 attention (shaders/attn_v4.comp): per token and head, softmax with the
+ * head's sink logit over the raw window (ring raw [raw_rows][raw_stride],
+ * position p at row p % raw_rows) and the compressed rows comp
+ * [n_comp][comp_stride] the mode names, K = V; out [n_tok][n_heads][head_dim].
+ * ids (mode SELECTED: uint [n_tok][top_k] from gsmrt_k_topk_rows) may be NULL
+ * otherwise. The output is still RoPE'd: de-RoPE it with gsmrt_k_rope at the
+ * negated positions (gsmrt_v4_rope_params). */
+enum gsmrt_v4_comp_mode {
+    GSMRT_V4_COMP_NONE = 0,       /* ratio 0: the window only */
+    GSMRT_V4_COMP_SELECTED = 1,   /* ratio 4 (CSA): the indexer's top-k */
+    GSMRT_V4_COMP_ALL = 2,        /* ratio 128 (HCA): every visible row */
+};
+struct gsmrt_k_attn_v4 {
+    uint32_t n_tok, n_heads, head_dim, q_stride;
+    uint32_t raw_rows, raw_stride, n_swa;
+    enum gsmrt_v4_comp_mode mode;
+    uint32_t n_comp, comp_stride, top_k, ratio;
+    float scale;   /* 1 / sqrt(head_dim) */
+};
+gsmrt_status gsmrt_k_attn_v4(struct gsmrt_vk_rec *rec, const struct gsmrt_k_attn_v4 *p, const struct gsmrt_vk_range *q,
+                             const struct gsmrt_vk_range *raw, const struct gsmrt_vk_range *comp,
+                             const struct gsmrt_vk_range *ids, const struct gsmrt_vk_range *pos,
+                             const struct gsmrt_vk_range *sinks, const struct gsmrt_vk_range *out,
+                             struct gsmrt_err *err);
+
+/* Rows of n_tok tokens (the first `width` floats of src rows src_stride
+ * apart) into a ring dst [n_rows][dst_stride] at row pos % n_rows
+ * (shaders/ring_store.comp): the raw window of attn_v4, the pending positions
+ * of compress_pool. A batch's positions must fall on distinct rows. */
+struct gsmrt_k_ring_store {
+    uint32_t n_tok, width, src_stride;
+    uint32_t n_rows, dst_stride;
+};
+gsmrt_status gsmrt_k_ring_store(struct gsmrt_vk_rec *rec, const struct gsmrt_k_ring_store *p,
+                                const struct gsmrt_vk_range *src, const struct gsmrt_vk_range *pos,
+                                const struct gsmrt_vk_range *dst, struct gsmrt_err *err);
+
+/* The angle parameters of RoPE as deepseek4 applies it (NORM pairs): no
+ * scaling on ratio-0 layers; on compressed layers (their compressed rows and
+ * indexer queries) the file's rope.scaling: linear (freq_scale 1/factor) or
+ * YaRN (ggml's rope_yarn with attn_factor 1/(1 + 0.1 ln factor), which
+ * cancels its magnitude term). Fills every field of out but n_tok, n_heads,
+ * head_stride, row_stride and rot_offset. De-RoPE (the attention output) is
+ * the same rotation at the negated positions: theta is linear in pos. */
+enum gsmrt_v4_rope_scaling { GSMRT_V4_ROPE_NONE, GSMRT_V4_ROPE_LINEAR, GSMRT_V4_ROPE_YARN };
+struct gsmrt_v4_rope {
+    uint32_t n_rot;
+    float freq_base;
+    enum gsmrt_v4_rope_scaling scaling;
+    float factor;
+    uint32_t orig_ctx;
+    float beta_fast, beta_slow;
+};
+void gsmrt_v4_rope_params(const struct gsmrt_v4_rope *r, struct gsmrt_rope_params *out);
+
 /* Creates the pipelines of every kernel the device would use (what a model
  * load does up front), so their compile time is paid once and cached. */
 gsmrt_status gsmrt_kernels_warm_up(struct gsmrt_vk_device *dev, struct gsmrt_err *err);

@@ -93,6 +93,41 @@ struct gsmrt_pc_attn_stats {   /* attn_stats.comp */
     uint32_t tok0;
 };
 
+/* DeepSeek V4 (kernel_v4.c) */
+struct gsmrt_pc_hc_pre {   /* hc_pre.comp */
+    uint32_t n_tok, n_embd, hc, iters;
+    float eps_rms, eps_hc;
+    uint32_t head;
+};
+struct gsmrt_pc_hc_post {   /* hc_post.comp */
+    uint32_t n_tok, n_embd, hc;
+};
+struct gsmrt_pc_moe_route_v4 {   /* moe_route_v4.comp */
+    uint32_t n_tok, n_expert, n_used, hashed, norm;
+    float scale;
+    uint32_t n_vocab;
+};
+struct gsmrt_pc_swiglu_clamp {   /* swiglu_clamp.comp */
+    uint32_t n;
+    float limit;
+};
+struct gsmrt_pc_compress_pool {   /* compress_pool.comp */
+    uint32_t n_blocks, block0, dim, ratio, overlap, row_pos0, n_rows, out_stride;
+};
+struct gsmrt_pc_indexer_score {   /* indexer_score.comp */
+    uint32_t n_tok, n_heads, head_dim, q_stride, n_rows, k_stride, s_stride, ratio;
+};
+struct gsmrt_pc_topk_rows {   /* topk_rows.comp */
+    uint32_t n_tok, n_rows, s_stride, k, ratio;
+};
+struct gsmrt_pc_attn_v4 {   /* attn_v4.comp */
+    uint32_t n_tok, n_heads, q_stride, raw_rows, raw_stride, n_comp, comp_stride, n_swa, mode, top_k, ratio;
+    float scale;
+};
+struct gsmrt_pc_ring_store {   /* ring_store.comp */
+    uint32_t n_tok, width, src_stride, n_rows, dst_stride;
+};
+
 /* 128 bytes is Vulkan's guaranteed minimum maxPushConstantsSize. */
 _Static_assert(sizeof(struct gsmrt_pc_matvec) == 12 && sizeof(struct gsmrt_pc_matvec) <= 128, "");
 _Static_assert(sizeof(struct gsmrt_pc_matmul) == 24, "");
@@ -116,5 +151,14 @@ _Static_assert(sizeof(struct gsmrt_pc_attn_cold) == 36, "");
 _Static_assert(sizeof(struct gsmrt_pc_page_mass) == 20, "");
 _Static_assert(sizeof(struct gsmrt_pc_kv_store) == 20, "");
 _Static_assert(sizeof(struct gsmrt_pc_attn_stats) == 32, "");
+_Static_assert(sizeof(struct gsmrt_pc_hc_pre) == 28, "");
+_Static_assert(sizeof(struct gsmrt_pc_hc_post) == 12, "");
+_Static_assert(sizeof(struct gsmrt_pc_moe_route_v4) == 28, "");
+_Static_assert(sizeof(struct gsmrt_pc_swiglu_clamp) == 8, "");
+_Static_assert(sizeof(struct gsmrt_pc_compress_pool) == 32, "");
+_Static_assert(sizeof(struct gsmrt_pc_indexer_score) == 32, "");
+_Static_assert(sizeof(struct gsmrt_pc_topk_rows) == 20, "");
+_Static_assert(sizeof(struct gsmrt_pc_attn_v4) == 48, "");
+_Static_assert(sizeof(struct gsmrt_pc_ring_store) == 20, "");
 
 #endif
