@@ -16,6 +16,7 @@ int cmd_chat(int argc, char **argv);
 int cmd_perplexity(int argc, char **argv);
 int cmd_calibrate(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
+int cmd_serve(int argc, char **argv);
 
 /* The whole file as a NUL-terminated string (free it); NULL after printing why. */
 char *cli_read_file(const char *cmd, const char *path);
