@@ -199,6 +199,7 @@ static bool parse_fields(const struct server *srv, const cJSON *root, bool chat,
     if (!number(root, "seed", -9007199254740992.0, 9007199254740992.0, true, &v, e)) return false;
     g->seed = (uint64_t)(int64_t)v;
     if (!boolean(root, "stream", &pr->stream, e)) return false;
+    if (!boolean(root, "ignore_eos", &g->ignore_eos, e)) return false;   /* llama.cpp's server has it too */
     const cJSON *so = cJSON_GetObjectItemCaseSensitive(root, "stream_options");
     if (so && !cJSON_IsNull(so)) {
         if (!cJSON_IsObject(so))
