@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "api_gen.h"
+#include "api_sched.h"
 
 static gsmrt_status check_batch(gsmrt_session *const *ss, const char *const *prompts, size_t n)
 {
@@ -99,6 +100,9 @@ gsmrt_status gsmrt_complete_batch(gsmrt_session *const *ss, const char *const *p
         b.st[i] = gsmrt_tokenizer_encode(ss[i]->model->tok, prompts[i], strlen(prompts[i]), true, false,
                                          &b.prompt[i], &err);
     }
+    /* a decode step records every sequence's cache writes and attention per layer */
+    st = gsmrt_sched_size_recording(f, (uint32_t)n, &err);
+    if (st != GSMRT_OK) goto out;
     /* a sequence joins per step (its prompt in its own steps), then all step together */
     size_t next = 0;
     for (;;) {

@@ -395,12 +395,57 @@ static void test_bad_input(void **state)
     gsmrt_scheduler_destroy(sc);
 }
 
+static bool collect_indexed(void *user, size_t index, const gsmrt_token *t)
+{
+    struct out *o = user;
+    return collect(&o[index], t);
+}
+
+/* gsmrt_complete_batch with 32 sessions: one decode step records more
+ * dispatches than a single-sequence recording holds (it used to fail with
+ * "recording holds at most 320 dispatches"); each equals alone. */
+static void test_complete_batch_32(void **state)
+{
+    struct fixture *f = *state;
+    enum { N = 32, T = 40 };   /* long enough for all 32 to generate together (they join one per step) */
+    gsmrt_session *ss[N];
+    const char *prompts[N];
+    char text[N][64];
+    gsmrt_session_params sp;
+    gsmrt_session_params_init(&sp, sizeof sp);
+    sp.n_ctx = 96;
+    sp.n_batch = N;
+    /* GSM on: the gate adds dispatches per sequence */
+    sp.gsm_settings = "dense_fallback=0;low_freq_policy=keep;gate_threshold=0;min_context=16;warmup_steps=0;window=16;"
+                      "hot_pages=0;page_size=8";
+    for (int i = 0; i < N; i++) {
+        assert_int_equal(gsmrt_session_create(f->m, &sp, &ss[i]), GSMRT_OK);
+        snprintf(text[i], sizeof text[i], "Number %d is a number that comes after the number %d", i * 11, i);
+        prompts[i] = text[i];
+    }
+    gsmrt_generate_params gp;
+    greedy(&gp, T);
+    static struct out together[N];
+    memset(together, 0, sizeof together);
+    gsmrt_status st = gsmrt_complete_batch(ss, prompts, N, &gp, collect_indexed, together, NULL);
+    if (st != GSMRT_OK) fail_msg("complete_batch of 32: %s: %s", gsmrt_status_name(st), gsmrt_context_last_error(f->ctx));
+    for (int i = 0; i < N; i++) {
+        struct out alone = {0};
+        gsmrt_session_reset(ss[i]);
+        assert_int_equal(gsmrt_session_complete(ss[i], prompts[i], &gp, collect, &alone, NULL), GSMRT_OK);
+        assert_int_equal(together[i].n, T);
+        assert_memory_equal(alone.ids, together[i].ids, T * sizeof alone.ids[0]);
+    }
+    for (int i = 0; i < N; i++) gsmrt_session_destroy(ss[i]);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_many_equal_alone), cmocka_unit_test(test_prefix_reuse),
         cmocka_unit_test(test_eviction),         cmocka_unit_test(test_cancel),
         cmocka_unit_test(test_content_not_special), cmocka_unit_test(test_bad_input),
+        cmocka_unit_test(test_complete_batch_32),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
