@@ -31,7 +31,10 @@ trap cleanup EXIT
 start() {
   name=$1
   shift
-  "$gsm" serve --host 127.0.0.1 --port 0 "$@" >"$name.out" 2>"$name.err" &
+  # GSM_SERVE_LD_PRELOAD: libraries preloaded into the server only (the
+  # sanitizer run's ASan runtime and Vulkan drivers; node must not get them)
+  env ${GSM_SERVE_LD_PRELOAD:+LD_PRELOAD="$GSM_SERVE_LD_PRELOAD"} "$gsm" serve --host 127.0.0.1 --port 0 "$@" \
+    >"$name.out" 2>"$name.err" &
   pid=$!
   pids="$pids $pid"
   port=""
