@@ -576,8 +576,8 @@ typedef struct gsmrt_scheduler gsmrt_scheduler;
 typedef struct gsmrt_scheduler_params {
     uint32_t struct_size;
     uint32_t n_parallel;   /* requests generating at once; default 4, 1..256 */
-    uint32_t n_cached;     /* extra slots that only keep finished sequences for prefix reuse;
-                              default n_parallel, 0..256 */
+    uint32_t n_cached;     /* extra slots that only keep finished sequences for prefix reuse,
+                              0..256; params_init sets UINT32_MAX, which means n_parallel */
     uint32_t n_ctx;        /* positions per sequence; 0 (default): min(4096, the model's) */
     uint32_t n_batch;      /* tokens per step (decodes + prompt chunks); 0 (default): 256;
                               at least n_parallel + 1 */
@@ -646,7 +646,8 @@ GSMRT_API gsmrt_status gsmrt_scheduler_create(gsmrt_model *model, const gsmrt_sc
  * on_done is called here), then frees everything. NULL is fine. */
 GSMRT_API void gsmrt_scheduler_destroy(gsmrt_scheduler *sc);
 
-/* Queues a request; any thread. The prompt is tokenized here, so bad input
+/* Queues a request; any thread (a custom allocator in the context params
+ * must then be thread-safe). The prompt is tokenized here, so bad input
  * fails now: GSMRT_E_INVALID_ARGUMENT (no prompt or messages, invalid UTF-8,
  * a bad role; message in err), GSMRT_E_CONTEXT_FULL (the prompt leaves no
  * room for an answer in n_ctx, or the queue is full: the message says
