@@ -476,14 +476,15 @@ GSMRT_API gsmrt_status gsmrt_session_feed(gsmrt_session *s, const int32_t *token
                                           float *logits);
 
 /* Continuous batching: raw completions of n sessions (distinct, of one
- * model) generated together. Each prompt is evaluated in its own steps (as
- * gsmrt_session_complete does: the result is that of an empty cache, but
- * what the cache already holds of the prompt is reused); its sequence then
- * joins the others, and every decode step runs all sequences still
- * generating in one pass (weights once for all of them, attention per
- * sequence over its own cache). Sequences join one per step and leave as
- * they stop. on_token gets the sequence's index; results (may be NULL) has
- * n entries. n is at most the smallest n_batch of the sessions.
+ * model) generated together, on the scheduler (gsmrt_scheduler_*) with
+ * each session as the slot of its prompt. Each result is that of
+ * gsmrt_session_complete from an empty cache, but what the cache already
+ * holds of the prompt is reused; the prompts are evaluated in chunks in the
+ * same passes as the decodes of the sequences already generating, and every
+ * pass runs all of them (weights once for all, attention per sequence over
+ * its own cache). Sequences leave as they stop; prompt_ms of each counts
+ * from the call. on_token gets the sequence's index; results (may be NULL)
+ * has n entries. n is at most the smallest n_batch of the sessions.
  * GSMRT_OK when every sequence ended by a stop reason; otherwise the first
  * failure's status (a failed sequence's cache is rolled back, the others
  * keep their answers). GSMRT_E_INVALID_ARGUMENT for n = 0, a NULL, a session

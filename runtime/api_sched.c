@@ -33,7 +33,12 @@ struct sched_req {
     int32_t tok;                       /* the decode token of this step */
     uint32_t chunk;                    /* prompt tokens in this step */
     double t_submit, t_admit, t_first;
+    uint32_t pin;                      /* the slot it must run in (gsmrt_sched_submit_pinned), or NO_PIN */
+    gsmrt_generate_result *gen_out;    /* pinned requests: the generation's own result, and ... */
+    gsmrt_status *status_out;          /* ... its status (may be NULL) */
 };
+
+#define NO_PIN UINT32_MAX
 
 struct sched_slot {
     gsmrt_session *s;
@@ -42,6 +47,7 @@ struct sched_slot {
 };
 
 struct gsmrt_scheduler {
+    bool external;                     /* slots and forward pass belong to the caller (gsmrt_sched_create_on) */
     gsmrt_model *model;
     const gsmrt_allocator *a;
     struct gsmrt_forward *fwd;         /* one forward pass for all slots */
@@ -52,6 +58,7 @@ struct gsmrt_scheduler {
     uint32_t n_running;
     struct gsmrt_seq_step *steps;      /* [n_parallel] this step's entries ... */
     struct sched_req **who;            /* ... and their requests */
+    struct sched_req **dec, **pro, **pfinal;   /* [n_parallel] plan_step's lists */
     pthread_mutex_t mu;
     struct sched_req *q_head, *q_tail;
     uint32_t n_queued;
@@ -152,7 +159,10 @@ gsmrt_status gsmrt_scheduler_create(gsmrt_model *model, const gsmrt_scheduler_pa
     sc->running = gsmrt_mem_calloc(sc->a, sc->n_parallel, sizeof *sc->running);
     sc->steps = gsmrt_mem_calloc(sc->a, sc->n_parallel, sizeof *sc->steps);
     sc->who = gsmrt_mem_calloc(sc->a, sc->n_parallel, sizeof *sc->who);
-    if (!sc->slots || !sc->running || !sc->steps || !sc->who)
+    sc->dec = gsmrt_mem_calloc(sc->a, sc->n_parallel, sizeof *sc->dec);
+    sc->pro = gsmrt_mem_calloc(sc->a, sc->n_parallel, sizeof *sc->pro);
+    sc->pfinal = gsmrt_mem_calloc(sc->a, sc->n_parallel, sizeof *sc->pfinal);
+    if (!sc->slots || !sc->running || !sc->steps || !sc->who || !sc->dec || !sc->pro || !sc->pfinal)
         st = gsmrt_err_set(&err, GSMRT_E_OUT_OF_HOST_MEMORY, "scheduler slots");
     gsmrt_session_params sp;
     gsmrt_session_params_init(&sp, sizeof sp);
@@ -243,6 +253,11 @@ static void finish_running(gsmrt_scheduler *sc, struct sched_req *r, gsmrt_statu
     char msg[256];
     copy_msg(msg, sizeof msg, err->msg);
     gsmrt_gen_finish(&r->gen, st, err, &gr);
+    if (r->gen_out && r->gen_out->struct_size >= sizeof(uint32_t)) {
+        gr.struct_size = r->gen_out->struct_size;
+        memcpy(r->gen_out, &gr, gr.struct_size < sizeof gr ? gr.struct_size : sizeof gr);
+    }
+    if (r->status_out) *r->status_out = st;
     struct sched_slot *slot = &sc->slots[r->slot];
     slot->req = NULL;
     slot->last_used = ++sc->clock;
@@ -271,28 +286,29 @@ void gsmrt_scheduler_destroy(gsmrt_scheduler *sc)
         sc->q_head = r->next;
         report(sc, r, GSMRT_E_CANCELLED, "cancelled", NULL);
     }
-    for (uint32_t i = 0; sc->slots && i < sc->n_slots; i++) gsmrt_session_destroy(sc->slots[i].s);
-    gsmrt_forward_destroy(sc->fwd);
+    for (uint32_t i = 0; !sc->external && sc->slots && i < sc->n_slots; i++) gsmrt_session_destroy(sc->slots[i].s);
+    if (!sc->external) gsmrt_forward_destroy(sc->fwd);
     pthread_mutex_destroy(&sc->mu);
     gsmrt_mem_free(sc->a, sc->slots);
     gsmrt_mem_free(sc->a, sc->running);
     gsmrt_mem_free(sc->a, sc->steps);
     gsmrt_mem_free(sc->a, sc->who);
+    gsmrt_mem_free(sc->a, sc->dec);
+    gsmrt_mem_free(sc->a, sc->pro);
+    gsmrt_mem_free(sc->a, sc->pfinal);
     gsmrt_mem_free(sc->a, sc);
 }
 
-gsmrt_status gsmrt_scheduler_submit(gsmrt_scheduler *sc, const gsmrt_request_params *p, uint64_t *id, char *errbuf,
-                                    size_t err_size)
+static gsmrt_status submit(gsmrt_scheduler *sc, const gsmrt_request_params *p, uint32_t pin,
+                           gsmrt_generate_result *gen_out, gsmrt_status *status_out, uint64_t *id,
+                           struct gsmrt_err *errp)
 {
     struct gsmrt_err err = {GSMRT_OK, ""};
-    if (id) *id = 0;
-    copy_msg(errbuf, err_size, "");
-    if (!sc || !p || !id || p->struct_size < sizeof(uint32_t)) {
-        copy_msg(errbuf, err_size, "scheduler submit: NULL argument or bad struct_size");
-        return GSMRT_E_INVALID_ARGUMENT;
-    }
     struct sched_req *r = gsmrt_mem_calloc(sc->a, 1, sizeof *r);
-    if (!r) return GSMRT_E_OUT_OF_HOST_MEMORY;
+    if (!r) return gsmrt_err_set(errp, GSMRT_E_OUT_OF_HOST_MEMORY, "request");
+    r->pin = pin;
+    r->gen_out = gen_out;
+    r->status_out = status_out;
     gsmrt_request_params_init(&r->p, sizeof r->p);
     memcpy(&r->p, p, p->struct_size < sizeof r->p ? p->struct_size : sizeof r->p);
     atomic_init(&r->cancel, false);
@@ -329,10 +345,72 @@ gsmrt_status gsmrt_scheduler_submit(gsmrt_scheduler *sc, const gsmrt_request_par
         pthread_mutex_unlock(&sc->mu);
     }
     if (st != GSMRT_OK) {
-        copy_msg(errbuf, err_size, err.msg);
+        gsmrt_err_set(errp, st, "%s", err.msg);
         free_req(sc, r);
     }
     return st;
+}
+
+gsmrt_status gsmrt_scheduler_submit(gsmrt_scheduler *sc, const gsmrt_request_params *p, uint64_t *id, char *errbuf,
+                                    size_t err_size)
+{
+    struct gsmrt_err err = {GSMRT_OK, ""};
+    if (id) *id = 0;
+    copy_msg(errbuf, err_size, "");
+    if (!sc || !p || !id || p->struct_size < sizeof(uint32_t)) {
+        copy_msg(errbuf, err_size, "scheduler submit: NULL argument or bad struct_size");
+        return GSMRT_E_INVALID_ARGUMENT;
+    }
+    gsmrt_status st = submit(sc, p, NO_PIN, NULL, NULL, id, &err);
+    if (st != GSMRT_OK) copy_msg(errbuf, err_size, err.msg);
+    return st;
+}
+
+gsmrt_status gsmrt_sched_submit_pinned(gsmrt_scheduler *sc, uint32_t slot, const gsmrt_request_params *p,
+                                       gsmrt_generate_result *gen_out, gsmrt_status *status_out,
+                                       struct gsmrt_err *err)
+{
+    uint64_t id;
+    if (slot >= sc->n_slots) return gsmrt_err_set(err, GSMRT_E_INVALID_ARGUMENT, "slot %u of %u", slot, sc->n_slots);
+    return submit(sc, p, slot, gen_out, status_out, &id, err);
+}
+
+gsmrt_status gsmrt_sched_create_on(gsmrt_session *const *ss, size_t n, struct gsmrt_forward *fwd,
+                                   gsmrt_scheduler **out, struct gsmrt_err *err)
+{
+    *out = NULL;
+    gsmrt_model *model = ss[0]->model;
+    gsmrt_scheduler *sc = gsmrt_mem_calloc(model->ctx->a, 1, sizeof *sc);
+    if (!sc) return gsmrt_err_set(err, GSMRT_E_OUT_OF_HOST_MEMORY, "scheduler");
+    sc->external = true;
+    sc->model = model;
+    sc->a = model->ctx->a;
+    sc->fwd = fwd;
+    sc->n_parallel = sc->n_slots = sc->max_queued = (uint32_t)n;
+    sc->n_ctx = fwd->n_ctx;
+    sc->n_batch = fwd->max_tok;
+    sc->next_id = 1;
+    pthread_mutex_init(&sc->mu, NULL);
+    sc->slots = gsmrt_mem_calloc(sc->a, n, sizeof *sc->slots);
+    sc->running = gsmrt_mem_calloc(sc->a, n, sizeof *sc->running);
+    sc->steps = gsmrt_mem_calloc(sc->a, n, sizeof *sc->steps);
+    sc->who = gsmrt_mem_calloc(sc->a, n, sizeof *sc->who);
+    sc->dec = gsmrt_mem_calloc(sc->a, n, sizeof *sc->dec);
+    sc->pro = gsmrt_mem_calloc(sc->a, n, sizeof *sc->pro);
+    sc->pfinal = gsmrt_mem_calloc(sc->a, n, sizeof *sc->pfinal);
+    gsmrt_status st = GSMRT_OK;
+    if (!sc->slots || !sc->running || !sc->steps || !sc->who || !sc->dec || !sc->pro || !sc->pfinal)
+        st = gsmrt_err_set(err, GSMRT_E_OUT_OF_HOST_MEMORY, "scheduler slots");
+    for (size_t i = 0; st == GSMRT_OK && i < n; i++) sc->slots[i].s = ss[i];
+    if (st == GSMRT_OK) st = gsmrt_sched_size_recording(fwd, (uint32_t)n, err);
+    if (st != GSMRT_OK) {
+        gsmrt_scheduler_destroy(sc);
+        return st;
+    }
+    sc->stats = (gsmrt_scheduler_stats){.struct_size = sizeof sc->stats, .n_parallel = sc->n_parallel,
+                                        .n_slots = sc->n_slots, .n_ctx = sc->n_ctx};
+    *out = sc;
+    return GSMRT_OK;
 }
 
 bool gsmrt_scheduler_cancel(gsmrt_scheduler *sc, uint64_t id)
@@ -395,7 +473,7 @@ static void admit(gsmrt_scheduler *sc)
             continue;
         }
         size_t shared = 0;
-        uint32_t si = pick_slot(sc, &r->prompt, &shared);
+        uint32_t si = r->pin != NO_PIN ? r->pin : pick_slot(sc, &r->prompt, &shared);
         struct sched_slot *slot = &sc->slots[si];
         bool evicts = shared == 0 && slot->s->past.n > 0;
         r->slot = si;
@@ -425,14 +503,14 @@ static void admit(gsmrt_scheduler *sc)
 static uint32_t plan_step(gsmrt_scheduler *sc)
 {
     uint32_t budget = sc->n_batch, k = 0;
-    struct sched_req *dec[256], *pro[256];
+    struct sched_req **dec = sc->dec, **pro = sc->pro, **pfinal = sc->pfinal;
     uint32_t n_dec = 0, n_pro = 0;
     for (uint32_t i = 0; i < sc->n_running;) {
         struct sched_req *r = sc->running[i];
         struct gsmrt_err err = {GSMRT_OK, ""};
         gsmrt_session *s = r->gen.s;
         if (r->phase == REQ_PROMPT) {
-            if (atomic_load(&r->cancel)) {
+            if (atomic_load(&r->cancel) || atomic_load(&s->cancel)) {   /* or gsmrt_session_cancel */
                 finish_running(sc, r, gsmrt_err_set(&err, GSMRT_E_CANCELLED, "cancelled"), &err);
                 continue;   /* running[i] now holds another request */
             }
@@ -450,10 +528,9 @@ static uint32_t plan_step(gsmrt_scheduler *sc)
         dec[n_dec++] = r;
         i++;
     }
-    budget -= n_dec;   /* n_dec <= n_parallel < n_batch */
+    budget -= n_dec;   /* n_dec <= n_batch; with a prompt still to evaluate, n_dec < n_batch */
     /* prompt chunks, oldest admitted first, as long as the step has room */
     uint32_t n_pfinal = 0;
-    struct sched_req *pfinal[256];
     for (uint32_t j = 0; j < n_pro && budget > 0; j++) {
         struct sched_req *r = pro[j];
         gsmrt_session *s = r->gen.s;

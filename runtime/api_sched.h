@@ -21,4 +21,18 @@ gsmrt_status gsmrt_sched_tokenize(const gsmrt_model *m, const gsmrt_request_para
 /* Re-creates f's recording for passes of up to n_seq sequences. */
 gsmrt_status gsmrt_sched_size_recording(struct gsmrt_forward *f, uint32_t n_seq, struct gsmrt_err *err);
 
+/* A scheduler over the caller's sessions (not owned; distinct, one model):
+ * slot i is ss[i], no cached slots, and every pass runs on fwd (not owned;
+ * its max_tok is the step's token budget, at least n). For
+ * gsmrt_complete_batch. */
+gsmrt_status gsmrt_sched_create_on(gsmrt_session *const *ss, size_t n, struct gsmrt_forward *fwd,
+                                   gsmrt_scheduler **out, struct gsmrt_err *err);
+/* Submits a request that runs in slot `slot`; when it leaves, the
+ * generation's own result goes to *gen_out (its struct_size honoured; may
+ * be NULL) and its status to *status_out (GSMRT_E_CANCELLED for a cancel
+ * before the first token; may be NULL). */
+gsmrt_status gsmrt_sched_submit_pinned(gsmrt_scheduler *sc, uint32_t slot, const gsmrt_request_params *p,
+                                       gsmrt_generate_result *gen_out, gsmrt_status *status_out,
+                                       struct gsmrt_err *err);
+
 #endif
