@@ -129,6 +129,14 @@ int cmd_serve(int argc, char **argv)
     if (!srv.o.model_id[0]) model_id_from_path(o.model ? o.model : default_model_path(), srv.o.model_id,
                                                sizeof srv.o.model_id);
     srv.o.defaults = o.gen;
+    /* the signals go to the main thread's sigwait: blocked before any thread
+     * starts (the Vulkan driver starts its own while the model loads) */
+    sigset_t sigs;
+    sigemptyset(&sigs);
+    sigaddset(&sigs, SIGINT);
+    sigaddset(&sigs, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &sigs, NULL);
+    signal(SIGPIPE, SIG_IGN);
     gsmrt_context *ctx;
     if (!load_model(&o, "serve", &ctx, &srv.model)) return EXIT_RUNTIME;
     gsmrt_scheduler_params sp;
@@ -161,13 +169,6 @@ int cmd_serve(int argc, char **argv)
     pthread_rwlock_init(&srv.sc_lock, NULL);
     atomic_store(&srv.next_id, 1);
 
-    /* the signals go to the main thread's sigwait, not to the workers */
-    sigset_t sigs;
-    sigemptyset(&sigs);
-    sigaddset(&sigs, SIGINT);
-    sigaddset(&sigs, SIGTERM);
-    pthread_sigmask(SIG_BLOCK, &sigs, NULL);
-    signal(SIGPIPE, SIG_IGN);
     pthread_t sched;
     pthread_create(&sched, NULL, scheduler_main, &srv);
     struct MHD_Daemon *d = serve_http_start(&srv);

@@ -63,6 +63,9 @@ struct job {
     char *text;                     /* released text (stop sequences cut off) */
     size_t text_len, text_cap;
     size_t hold;                    /* bytes at the end of text held back: maybe a stop's start */
+    size_t *marks;                  /* released length after each token that released text: */
+    size_t n_marks, marks_cap;      /* one SSE chunk per token, however fast the client reads */
+    size_t marks_sent;
     size_t streamed;                /* of the released text, put into SSE events */
     char *wire;                     /* SSE bytes not yet given to the connection */
     size_t wire_len, wire_cap, wire_off;
@@ -76,8 +79,9 @@ void job_release(struct job *j);      /* drops one reference */
 /* Scheduler-thread callbacks (user = the job). */
 bool job_on_token(void *user, const gsmrt_token *tok);
 void job_on_done(void *user, const gsmrt_request_result *r);
-/* Blocks until the job is done. */
-void job_wait(struct job *j);
+/* Blocks until the job is done (true), or until the client on socket fd
+ * (-1: none) hangs up first (false). */
+bool job_wait(struct job *j, int fd);
 /* MHD content reader for a streaming response. */
 ssize_t job_stream_read(void *cls, uint64_t pos, char *buf, size_t max);
 /* The finish_reason of a finished job: "stop" or "length" (NULL when it

@@ -229,7 +229,8 @@ static enum MHD_Result completion(struct MHD_Connection *c, struct conn *cn, boo
         MHD_destroy_response(r);
         return ret;
     }
-    job_wait(j);
+    const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+    if (!job_wait(j, ci ? ci->connect_fd : -1)) return MHD_NO;   /* gone: on_completed cancels the request */
     if (j->res.finish == GSMRT_FINISH_ERROR)
         return respond_error(c, srv, 500, "server_error", "generation_failed", NULL, j->res.error);
     if (j->res.finish == GSMRT_FINISH_CANCELLED)

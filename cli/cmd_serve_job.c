@@ -12,6 +12,7 @@
 #define _GNU_SOURCE   /* memmem */
 #endif
 #include <errno.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,6 +51,7 @@ void job_release(struct job *j)
     if (!last) return;
     for (size_t i = 0; i < j->n_stop; i++) free(j->stop[i]);
     free(j->text);
+    free(j->marks);
     free(j->wire);
     pthread_mutex_destroy(&j->mu);
     pthread_cond_destroy(&j->cv);
@@ -83,6 +85,24 @@ static size_t held_suffix(const struct job *j, const char *s, size_t from, size_
     return best;
 }
 
+/* Records that text up to text_len - hold may go out (one chunk). */
+static void mark_released(struct job *j)
+{
+    size_t ready = j->text_len - j->hold;
+    if (ready <= (j->n_marks ? j->marks[j->n_marks - 1] : 0)) return;
+    if (j->n_marks == j->marks_cap) {
+        size_t cap = j->marks_cap ? 2 * j->marks_cap : 64;
+        size_t *m = realloc(j->marks, cap * sizeof *m);
+        if (!m) {
+            j->oom = true;
+            return;
+        }
+        j->marks = m;
+        j->marks_cap = cap;
+    }
+    j->marks[j->n_marks++] = ready;
+}
+
 bool job_on_token(void *user, const gsmrt_token *tok)
 {
     struct job *j = user;
@@ -109,6 +129,7 @@ bool job_on_token(void *user, const gsmrt_token *tok)
     } else {
         j->hold = held_suffix(j, j->text, from, j->text_len);
     }
+    mark_released(j);
     bool go_on = !j->stop_hit;
     pthread_cond_broadcast(&j->cv);
     pthread_mutex_unlock(&j->mu);
@@ -121,6 +142,7 @@ void job_on_done(void *user, const gsmrt_request_result *r)
     pthread_mutex_lock(&j->mu);
     j->res = *r;
     j->hold = 0;   /* what was held back cannot become a stop any more */
+    mark_released(j);
     j->done = true;
     pthread_cond_broadcast(&j->cv);
     pthread_mutex_unlock(&j->mu);
@@ -128,11 +150,28 @@ void job_on_done(void *user, const gsmrt_request_result *r)
     job_release(j);
 }
 
-void job_wait(struct job *j)
+/* The peer closed its end (or the socket failed): nothing will read the answer. */
+static bool hung_up(int fd)
 {
+    if (fd < 0) return false;
+    struct pollfd p = {.fd = fd, .events = POLLRDHUP};
+    return poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR));
+}
+
+bool job_wait(struct job *j, int fd)
+{
+    bool gone = false;
     pthread_mutex_lock(&j->mu);
-    while (!j->done) pthread_cond_wait(&j->cv, &j->mu);
+    while (!j->done && !gone) {
+        struct timespec until;
+        clock_gettime(CLOCK_MONOTONIC, &until);
+        until.tv_nsec += 200 * 1000 * 1000;
+        if (until.tv_nsec >= 1000000000L) until.tv_sec++, until.tv_nsec -= 1000000000L;
+        pthread_cond_timedwait(&j->cv, &j->mu, &until);   /* a token, the end, or 200 ms */
+        gone = !j->done && hung_up(fd);
+    }
     pthread_mutex_unlock(&j->mu);
+    return !gone;
 }
 
 const char *job_finish_reason(const struct job *j)
@@ -275,10 +314,10 @@ ssize_t job_stream_read(void *cls, uint64_t pos, char *buf, size_t max)
             sse_text(j, "", 0);   /* the first chunk opens the assistant's message */
             continue;
         }
-        size_t ready = j->text_len - j->hold;
-        if (ready > j->streamed) {
-            sse_text(j, j->text + j->streamed, ready - j->streamed);
-            j->streamed = ready;
+        if (j->marks_sent < j->n_marks) {
+            size_t upto = j->marks[j->marks_sent++];
+            sse_text(j, j->text + j->streamed, upto - j->streamed);
+            j->streamed = upto;
             continue;
         }
         if (j->done && !j->tail_sent) {

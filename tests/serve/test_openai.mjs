@@ -23,7 +23,7 @@ async function test(name, fn) {
     console.log(`ok   ${name} (${Date.now() - t0} ms)`);
   } catch (e) {
     failures++;
-    console.log(`FAIL ${name}: ${e && e.stack ? e.stack : e}`);
+    console.log(`FAIL ${name}: ${e && e.stack ? e.stack : e}${e && e.cause ? ` (cause: ${e.cause})` : ""}`);
   }
 }
 
@@ -259,6 +259,19 @@ await test('a client that disconnects mid-stream cancels its generation', async 
   for await (const chunk of stream) {
     if (chunk.choices[0]?.text && ++n === 3) break;   // leaving the loop aborts the request
   }
+  const m = await waitMetrics((x) => x.gsm_requests_cancelled_total > before.gsm_requests_cancelled_total &&
+    x.gsm_requests_running === 0, 'the cancel');
+  assert.ok(m.gsm_generated_tokens_total - before.gsm_generated_tokens_total < 400);
+});
+
+await test('a client that leaves a non-streaming request cancels it too', async () => {
+  const before = await metrics();
+  const ac = new AbortController();
+  const p = client.completions.create({ model: MODEL, prompt: 'Once upon a time', temperature: 0, max_tokens: 400,
+    ignore_eos: true }, { signal: ac.signal });
+  await sleep(700);
+  ac.abort();
+  await assert.rejects(p, (e) => e instanceof OpenAI.APIUserAbortError);
   const m = await waitMetrics((x) => x.gsm_requests_cancelled_total > before.gsm_requests_cancelled_total &&
     x.gsm_requests_running === 0, 'the cancel');
   assert.ok(m.gsm_generated_tokens_total - before.gsm_generated_tokens_total < 400);
