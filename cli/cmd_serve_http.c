@@ -221,7 +221,10 @@ static enum MHD_Result completion(struct MHD_Connection *c, struct conn *cn, boo
         struct MHD_Response *r =
             MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 4096, job_stream_read, j,
                                               free_stream);
-        if (!r) return MHD_NO;
+        if (!r) {
+            job_release(j);   /* the response's reference: there is no response */
+            return MHD_NO;
+        }
         MHD_add_response_header(r, "Content-Type", "text/event-stream");
         MHD_add_response_header(r, "Cache-Control", "no-cache");
         add_common_headers(srv, r);
