@@ -16,6 +16,7 @@ int cmd_chat(int argc, char **argv);
 int cmd_perplexity(int argc, char **argv);
 int cmd_calibrate(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
+int cmd_serve(int argc, char **argv);
 
 /* The whole text file as a NUL-terminated string (free it with
  * gsmrt_file_free); NULL after printing why. A regular file only (never

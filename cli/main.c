@@ -18,6 +18,7 @@ static void usage(FILE *f)
             "  calibrate   calibrate GSM's head groups for a model (writes a calibration file)\n"
             "  bench       speed, memory and quality: dense against GSM keep/swap (--matrix: the standard table)\n"
             "  devices     list the Vulkan devices and their capabilities\n"
+            "  serve       an OpenAI-compatible HTTP server (continuous batching, prefix reuse)\n"
             "\n"
             "Run `gsm <command> --help` for the options of a command.\n"
             "Environment: GSMRT_DEVICE (index or name), GSMRT_VALIDATE=1 (Khronos validation),\n"
@@ -51,6 +52,7 @@ int main(int argc, char **argv)
     if (strcmp(cmd, "perplexity") == 0) return cmd_perplexity(argc - 1, argv + 1);
     if (strcmp(cmd, "calibrate") == 0) return cmd_calibrate(argc - 1, argv + 1);
     if (strcmp(cmd, "bench") == 0) return cmd_bench(argc - 1, argv + 1);
+    if (strcmp(cmd, "serve") == 0) return cmd_serve(argc - 1, argv + 1);
     fprintf(stderr, "gsm: unknown command '%s'\n\n", cmd);
     usage(stderr);
     return EXIT_USAGE;

@@ -508,14 +508,15 @@ GSMRT_API gsmrt_status gsmrt_session_feed(gsmrt_session *s, const int32_t *token
                                           float *logits);
 
 /* Continuous batching: raw completions of n sessions (distinct, of one
- * model) generated together. Each prompt is evaluated in its own steps (as
- * gsmrt_session_complete does: the result is that of an empty cache, but
- * what the cache already holds of the prompt is reused); its sequence then
- * joins the others, and every decode step runs all sequences still
- * generating in one pass (weights once for all of them, attention per
- * sequence over its own cache). Sequences join one per step and leave as
- * they stop. on_token gets the sequence's index; results (may be NULL) has
- * n entries. n is at most the smallest n_batch of the sessions.
+ * model) generated together, on the scheduler (gsmrt_scheduler_*) with
+ * each session as the slot of its prompt. Each result is that of
+ * gsmrt_session_complete from an empty cache, but what the cache already
+ * holds of the prompt is reused; the prompts are evaluated in chunks in the
+ * same passes as the decodes of the sequences already generating, and every
+ * pass runs all of them (weights once for all, attention per sequence over
+ * its own cache). Sequences leave as they stop; prompt_ms of each counts
+ * from the call. on_token gets the sequence's index; results (may be NULL)
+ * has n entries. n is at most the smallest n_batch of the sessions.
  * GSMRT_OK when every sequence ended by a stop reason; otherwise the first
  * failure's status (a failed sequence's cache is rolled back, the others
  * keep their answers). GSMRT_E_INVALID_ARGUMENT for n = 0, a NULL, a session
@@ -574,6 +575,154 @@ typedef struct gsmrt_perplexity_result {
 GSMRT_API gsmrt_status gsmrt_session_perplexity(gsmrt_session *s, const char *text, size_t len, uint32_t n_ctx,
                                                 gsmrt_progress_cb progress, void *user,
                                                 gsmrt_perplexity_result *result);
+
+/* ---- scheduler: continuous batching of independent requests --------------
+ * A scheduler owns `n_parallel + n_cached` sequence slots on one model (each
+ * a KV cache of n_ctx positions) and one forward pass. Requests are submitted
+ * at any time, from any thread; the thread that owns the scheduler calls
+ * gsmrt_scheduler_step in a loop. Every step is one batched pass over the
+ * model: one decode token of every running request plus a chunk of the
+ * prompts of joining requests (weights read once for all of them, attention
+ * per sequence over its own cache). A request finishes and leaves while the
+ * others go on; its slot then keeps its tokens as a cached sequence, so a
+ * later request whose prompt shares a prefix with it (a conversation that
+ * goes on, a common system prompt) evaluates only what follows the shared
+ * prefix. Idle slots are reused least recently used first.
+ *
+ *     gsmrt_scheduler *sc;
+ *     gsmrt_scheduler_params sp;
+ *     gsmrt_scheduler_params_init(&sp, sizeof sp);
+ *     sp.n_parallel = 4;
+ *     gsmrt_scheduler_create(model, &sp, &sc);
+ *     gsmrt_request_params rp;
+ *     gsmrt_request_params_init(&rp, sizeof rp);
+ *     rp.prompt = "Once upon a time";
+ *     rp.on_token = print_piece;          // any gsmrt_token_cb
+ *     uint64_t id;
+ *     gsmrt_scheduler_submit(sc, &rp, &id);
+ *     bool busy = true;
+ *     while (busy) gsmrt_scheduler_step(sc, &busy);
+ *     gsmrt_scheduler_destroy(sc);
+ */
+typedef struct gsmrt_scheduler gsmrt_scheduler;
+
+typedef struct gsmrt_scheduler_params {
+    uint32_t struct_size;
+    uint32_t n_parallel;   /* requests generating at once; default 4, 1..256 */
+    uint32_t n_cached;     /* extra slots that only keep finished sequences for prefix reuse,
+                              0..256; params_init sets UINT32_MAX, which means n_parallel */
+    uint32_t n_ctx;        /* positions per sequence; 0 (default): min(4096, the model's) */
+    uint32_t n_batch;      /* tokens per step (decodes + prompt chunks); 0 (default): 256;
+                              at least n_parallel + 1 */
+    uint32_t max_queued;   /* requests waiting for a slot; default 64 (submit beyond: GSMRT_E_CONTEXT_FULL
+                              with the message "queue full") */
+    bool gsm;              /* GSM for every slot, as gsmrt_session_params */
+    const char *gsm_config;
+    const char *gsm_settings;
+} gsmrt_scheduler_params;
+GSMRT_API void gsmrt_scheduler_params_init(gsmrt_scheduler_params *p, size_t size);
+
+/* One message of a chat request. Content is text: it is tokenized with
+ * special-token parsing off, so markup written in it never becomes a
+ * control token. */
+typedef struct gsmrt_message {
+    gsmrt_role role;
+    const char *content;   /* NUL-terminated UTF-8 */
+} gsmrt_message;
+
+typedef enum gsmrt_finish {
+    GSMRT_FINISH_STOP = 0,       /* end of turn, or the token callback returned false */
+    GSMRT_FINISH_LENGTH = 1,     /* max_tokens, or the sequence's context is full */
+    GSMRT_FINISH_CANCELLED = 2,  /* gsmrt_scheduler_cancel */
+    GSMRT_FINISH_ERROR = 3       /* see status and error */
+} gsmrt_finish;
+
+typedef struct gsmrt_request_result {
+    uint32_t struct_size;
+    uint64_t id;
+    gsmrt_finish finish;
+    gsmrt_status status;         /* GSMRT_OK unless finish is ERROR */
+    char error[256];             /* the message when finish is ERROR */
+    uint32_t n_prompt_tokens;    /* the whole prompt */
+    uint32_t n_prompt_cached;    /* of those, served from a cached sequence (not evaluated) */
+    uint32_t n_tokens;           /* generated */
+    double queue_ms;             /* from submit to a slot */
+    double first_token_ms;       /* from submit to the first generated token (0: none) */
+    double total_ms;             /* from submit to the end */
+} gsmrt_request_result;
+
+/* Called once per request when it leaves, on the stepping thread. */
+typedef void (*gsmrt_request_done_cb)(void *user, const gsmrt_request_result *result);
+
+typedef struct gsmrt_request_params {
+    uint32_t struct_size;
+    const char *prompt;                /* raw completion (a BOS added when the model wants one) ... */
+    const gsmrt_message *messages;     /* ... or, with prompt NULL, a chat rendered in the model's format
+                                          with the assistant's turn opened */
+    size_t n_messages;
+    gsmrt_generate_params gen;         /* sampling, max_tokens, ignore_eos, GSM profile, dense */
+    gsmrt_token_cb on_token;           /* each token, on the stepping thread; false stops the request */
+    gsmrt_request_done_cb on_done;     /* when it leaves (also after a failure) */
+    void *user;                        /* given to both */
+} gsmrt_request_params;
+/* Defaults: no prompt, no messages, gen as gsmrt_generate_params_init. */
+GSMRT_API void gsmrt_request_params_init(gsmrt_request_params *p, size_t size);
+
+/* Creates the slots (n_parallel + n_cached KV caches) and the forward pass.
+ * Errors as gsmrt_session_create; GSMRT_E_INVALID_ARGUMENT for a value out of
+ * range (the message names the field). The scheduler belongs to the model
+ * (destroy it first); nothing else may use the model's context while a step
+ * runs. */
+GSMRT_API gsmrt_status gsmrt_scheduler_create(gsmrt_model *model, const gsmrt_scheduler_params *p,
+                                              gsmrt_scheduler **out);
+/* Finishes every request still queued or running as cancelled (their
+ * on_done is called here), then frees everything. NULL is fine. */
+GSMRT_API void gsmrt_scheduler_destroy(gsmrt_scheduler *sc);
+
+/* Queues a request; any thread (a custom allocator in the context params
+ * must then be thread-safe). The prompt is tokenized here, so bad input
+ * fails now: GSMRT_E_INVALID_ARGUMENT (no prompt or messages, invalid UTF-8,
+ * a bad role; message in err), GSMRT_E_CONTEXT_FULL (the prompt leaves no
+ * room for an answer in n_ctx, or the queue is full: the message says
+ * which). On success *id identifies it (never 0) and on_done will be called
+ * exactly once; on failure neither callback is ever called. The strings and
+ * messages are copied. err/err_size may be NULL/0. */
+GSMRT_API gsmrt_status gsmrt_scheduler_submit(gsmrt_scheduler *sc, const gsmrt_request_params *p, uint64_t *id,
+                                              char *err, size_t err_size);
+
+/* Asks request `id` to stop as soon as possible (before its next token, or
+ * between its prompt chunks); it then leaves with GSMRT_FINISH_CANCELLED.
+ * Any thread; returns false when no such request is queued or running. */
+GSMRT_API bool gsmrt_scheduler_cancel(gsmrt_scheduler *sc, uint64_t id);
+
+/* One step: admits queued requests to free slots, evaluates one batched
+ * pass, streams the tokens, finishes the requests that stop. On the owning
+ * thread only. *busy (may be NULL) is true while requests remain queued or
+ * running (false: nothing to do; the call returned at once). A device
+ * error fails the requests of that pass (on_done with FINISH_ERROR) and is
+ * returned; the scheduler stays usable. */
+GSMRT_API gsmrt_status gsmrt_scheduler_step(gsmrt_scheduler *sc, bool *busy);
+
+/* Counters since creation. Any thread. */
+typedef struct gsmrt_scheduler_stats {
+    uint32_t struct_size;
+    uint32_t n_parallel, n_slots, n_ctx;
+    uint32_t queued, running;           /* now */
+    uint32_t cached_sequences;          /* idle slots holding a sequence now */
+    uint64_t requests_submitted, requests_finished, requests_cancelled, requests_failed;
+    uint64_t prompt_tokens;             /* asked for (whole prompts) */
+    uint64_t prompt_tokens_evaluated;   /* evaluated (the rest came from cached sequences) */
+    uint64_t prompt_tokens_cached;      /* served from cached sequences */
+    uint64_t prefix_hits;               /* requests that reused a cached prefix */
+    uint64_t cache_evictions;           /* cached sequences dropped for another request */
+    uint64_t generated_tokens;
+    uint64_t steps;                     /* batched passes */
+    uint64_t kv_device_bytes;           /* KV bytes of all slots in device-local memory */
+    uint64_t kv_host_bytes;             /* ... in host-visible memory (GSM swap) */
+    uint64_t gsm_steps;                 /* decode steps that went through the GSM gate, all slots */
+    uint64_t gsm_pages_gated, gsm_pages_cold, gsm_pages_cold_computed;
+} gsmrt_scheduler_stats;
+GSMRT_API gsmrt_status gsmrt_scheduler_get_stats(gsmrt_scheduler *sc, gsmrt_scheduler_stats *out);
 
 #ifdef __cplusplus
 }

@@ -1,8 +1,10 @@
-/* api_batch.c -- gsmrt_complete_batch (continuous batching) and the GSM
- * statistics of a session. */
+/* api_batch.c -- gsmrt_complete_batch (continuous batching, on the
+ * scheduler of api_sched.c), teacher forcing and the GSM statistics of a
+ * session. */
 #include <string.h>
 
 #include "api_gen.h"
+#include "api_sched.h"
 
 static gsmrt_status check_batch(gsmrt_session *const *ss, const char *const *prompts, size_t n)
 {
@@ -16,55 +18,21 @@ static gsmrt_status check_batch(gsmrt_session *const *ss, const char *const *pro
     return GSMRT_OK;
 }
 
-struct batch {
-    struct gsmrt_gen *gen;          /* [n] */
-    gsmrt_generate_params *params;  /* [n] */
-    struct gsmrt_tokens *prompt;    /* [n] */
-    gsmrt_status *st;               /* [n] */
-    bool *joined;                   /* [n] */
-    int32_t *tok;                   /* [n] */
-    struct gsmrt_seq_step *steps;   /* [n] */
-    size_t *who;                    /* [n] the sequence of each step entry */
-    gsmrt_batch_token_cb cb;
-    void *user;
-};
-
 /* Relays a sequence's tokens to the caller with its index. */
 struct relay {
-    struct batch *b;
+    gsmrt_batch_token_cb cb;
+    void *user;
     size_t index;
 };
 
 static bool on_seq_token(void *user, const gsmrt_token *tok)
 {
     const struct relay *r = user;
-    return r->b->cb ? r->b->cb(r->b->user, r->index, tok) : true;
+    return r->cb ? r->cb(r->user, r->index, tok) : true;
 }
 
-/* One decode step of every sequence still generating; false when none is. */
-static bool step_all(struct batch *b, gsmrt_session *const *ss, size_t n, struct gsmrt_forward *f,
-                     struct gsmrt_err *err)
-{
-    uint32_t k = 0;
-    size_t *who = b->who;
-    for (size_t i = 0; i < n; i++) {
-        struct gsmrt_gen *g = &b->gen[i];
-        if (!b->joined[i] || g->done || b->st[i] != GSMRT_OK) continue;
-        b->st[i] = gsmrt_gen_next(g, &b->tok[i], err);
-        if (b->st[i] != GSMRT_OK || g->done) continue;
-        gsmrt_session *s = ss[i];
-        b->steps[k] = (struct gsmrt_seq_step){s->kv, s->gsm, &b->tok[i], 1, (uint32_t)s->past.n, 1, s->logits, 0};
-        who[k++] = i;
-    }
-    if (k == 0) return false;
-    gsmrt_status st = gsmrt_forward_run_batch(f, b->steps, k, err);
-    for (uint32_t j = 0; j < k; j++) {
-        size_t i = who[j];
-        b->st[i] = st == GSMRT_OK ? gsmrt_gen_fed(&b->gen[i], b->tok[i], err) : st;
-    }
-    return true;
-}
-
+/* A thin wrapper over the scheduler: each session is a pinned slot, the
+ * forward pass of the session with the longest context serves all. */
 gsmrt_status gsmrt_complete_batch(gsmrt_session *const *ss, const char *const *prompts, size_t n,
                                   const gsmrt_generate_params *params, gsmrt_batch_token_cb on_token, void *user,
                                   gsmrt_generate_result *results)
@@ -74,52 +42,46 @@ gsmrt_status gsmrt_complete_batch(gsmrt_session *const *ss, const char *const *p
     gsmrt_context *ctx = ss[0]->model->ctx;
     const gsmrt_allocator *a = ctx->a;
     struct gsmrt_err err = {GSMRT_OK, ""};
-    struct batch b = {NULL};
-    b.cb = on_token;
-    b.user = user;
-    b.gen = gsmrt_mem_calloc(a, n, sizeof *b.gen);
-    b.params = gsmrt_mem_calloc(a, n, sizeof *b.params);
-    b.prompt = gsmrt_mem_calloc(a, n, sizeof *b.prompt);
-    b.st = gsmrt_mem_calloc(a, n, sizeof *b.st);
-    b.joined = gsmrt_mem_calloc(a, n, sizeof *b.joined);
-    b.tok = gsmrt_mem_calloc(a, n, sizeof *b.tok);
-    b.steps = gsmrt_mem_calloc(a, n, sizeof *b.steps);
-    b.who = gsmrt_mem_calloc(a, n, sizeof *b.who);
     struct relay *relay = gsmrt_mem_calloc(a, n, sizeof *relay);
-    if (!b.gen || !b.params || !b.prompt || !b.st || !b.joined || !b.tok || !b.steps || !b.who || !relay) {
-        st = gsmrt_err_set(&err, GSMRT_E_OUT_OF_HOST_MEMORY, "batch");
-        goto out;
-    }
-    /* the forward pass of the session with the longest context serves all */
+    gsmrt_status *sts = gsmrt_mem_calloc(a, n, sizeof *sts);
+    gsmrt_scheduler *sc = NULL;
     struct gsmrt_forward *f = ss[0]->fwd;
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; i < n; i++)
         if (ss[i]->n_ctx > f->n_ctx) f = ss[i]->fwd;
-        relay[i] = (struct relay){&b, i};
-        gsmrt_gen_init(&b.gen[i], ss[i], params, &b.params[i], on_seq_token, &relay[i]);
-        b.st[i] = gsmrt_tokenizer_encode(ss[i]->model->tok, prompts[i], strlen(prompts[i]), true, false,
-                                         &b.prompt[i], &err);
-    }
-    /* a sequence joins per step (its prompt in its own steps), then all step together */
-    size_t next = 0;
-    for (;;) {
-        if (next < n) {
-            if (b.st[next] == GSMRT_OK)   /* reuses what the cache holds of the prompt */
-                b.st[next] = gsmrt_gen_begin(&b.gen[next], b.prompt[next].ids, b.prompt[next].n, &err);
-            b.joined[next++] = true;
+    if (!relay || !sts) st = gsmrt_err_set(&err, GSMRT_E_OUT_OF_HOST_MEMORY, "batch");
+    if (st == GSMRT_OK) st = gsmrt_sched_create_on(ss, n, f, &sc, &err);
+    gsmrt_generate_params gp;
+    gsmrt_generate_params_init(&gp, sizeof gp);
+    if (params && params->struct_size >= sizeof(uint32_t))
+        memcpy(&gp, params, params->struct_size < sizeof gp ? params->struct_size : sizeof gp);
+    gp.struct_size = sizeof gp;
+    for (size_t i = 0; st == GSMRT_OK && i < n; i++) {
+        relay[i] = (struct relay){.cb = on_token, .user = user, .index = i};
+        gsmrt_request_params rp;
+        gsmrt_request_params_init(&rp, sizeof rp);
+        rp.prompt = prompts[i];
+        rp.gen = gp;
+        rp.on_token = on_seq_token;
+        rp.user = &relay[i];
+        if (results && results[i].struct_size >= sizeof(uint32_t)) {   /* what a sequence that never ran reports */
+            uint32_t size = results[i].struct_size;
+            memset(&results[i], 0, size < sizeof results[i] ? size : sizeof results[i]);
+            results[i].struct_size = size;
         }
-        if (!step_all(&b, ss, n, f, &err) && next == n) break;
+        struct gsmrt_err one = {GSMRT_OK, ""};
+        sts[i] = gsmrt_sched_submit_pinned(sc, (uint32_t)i, &rp, results ? &results[i] : NULL, &sts[i], &one);
+        if (sts[i] != GSMRT_OK && err.status == GSMRT_OK) err = one;
     }
-    for (size_t i = 0; i < n; i++) {
-        b.st[i] = gsmrt_gen_end(&b.gen[i], b.st[i], &err);
-        if (b.st[i] != GSMRT_OK && st == GSMRT_OK) st = b.st[i];
+    for (bool busy = st == GSMRT_OK; busy;) {
+        gsmrt_status step = gsmrt_scheduler_step(sc, &busy);
+        if (step != GSMRT_OK && err.status == GSMRT_OK) gsmrt_err_set(&err, step, "%s", ctx->last_error);
     }
-out:
-    for (size_t i = 0; b.gen && i < n; i++) {
-        if (b.prompt) gsmrt_tokens_free(a, &b.prompt[i]);
-        if (b.gen[i].s) gsmrt_gen_finish(&b.gen[i], b.st ? b.st[i] : st, &err, results ? &results[i] : NULL);
-    }
-    void *all[] = {b.gen, b.params, b.prompt, b.st, b.joined, b.tok, b.steps, b.who, relay};
-    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) gsmrt_mem_free(a, all[i]);
+    gsmrt_scheduler_destroy(sc);
+    for (size_t i = 0; st == GSMRT_OK && i < n; i++)
+        if (sts[i] != GSMRT_OK) st = sts[i];
+    gsmrt_mem_free(a, relay);
+    gsmrt_mem_free(a, sts);
+    if (st != GSMRT_OK && err.status == GSMRT_OK) gsmrt_err_set(&err, st, "%s", ctx->last_error);
     return st == GSMRT_OK ? GSMRT_OK : gsmrt_api_fail(ctx, &err, st);
 }
 

@@ -83,7 +83,7 @@ void gsmrt_gen_init(struct gsmrt_gen *g, gsmrt_session *s, const gsmrt_generate_
     g->user = user;
 }
 
-gsmrt_status gsmrt_gen_begin(struct gsmrt_gen *g, const int32_t *prompt, size_t n_prompt, struct gsmrt_err *err)
+gsmrt_status gsmrt_gen_prepare(struct gsmrt_gen *g, const int32_t *prompt, size_t n_prompt, struct gsmrt_err *err)
 {
     gsmrt_session *s = g->s;
     g->t0 = now_ms();
@@ -108,18 +108,33 @@ gsmrt_status gsmrt_gen_begin(struct gsmrt_gen *g, const int32_t *prompt, size_t 
     if (s->gsm && k > 0) gsmrt_gsm_decode_new_turn(s->gsm);
     s->past.n = k;
     g->keep = k;
-    gsmrt_status st = eval(s, prompt + k, n_prompt - k, err);
-    if (st != GSMRT_OK) {
-        if (s->past.n > k) s->past.n = k;
-        return st;
-    }
-    g->r.n_prompt_tokens = (uint32_t)(n_prompt - k);
+    return GSMRT_OK;
+}
+
+gsmrt_status gsmrt_gen_start(struct gsmrt_gen *g, size_t n_prompt, struct gsmrt_err *err)
+{
+    gsmrt_session *s = g->s;
+    g->r.n_prompt_tokens = (uint32_t)(n_prompt - g->keep);
     g->r.prompt_ms = now_ms() - g->t0;
     struct gsmrt_sampler_params sp = {g->p->temperature, g->p->top_k, g->p->top_p, g->p->min_p,
                                       g->p->repeat_penalty, (int32_t)g->p->repeat_last_n, g->p->seed};
     gsmrt_utf8_stream_init(&g->u8);
     g->r.stop = GSMRT_STOP_MAX_TOKENS;
     return gsmrt_sampler_create(alloc_of(s), &sp, s->model->hp.n_vocab, &g->smp, err);
+}
+
+gsmrt_status gsmrt_gen_begin(struct gsmrt_gen *g, const int32_t *prompt, size_t n_prompt, struct gsmrt_err *err)
+{
+    gsmrt_session *s = g->s;
+    gsmrt_status st = gsmrt_gen_prepare(g, prompt, n_prompt, err);
+    if (st != GSMRT_OK) return st;
+    size_t k = g->keep;
+    st = eval(s, prompt + k, n_prompt - k, err);
+    if (st != GSMRT_OK) {
+        if (s->past.n > k) s->past.n = k;
+        return st;
+    }
+    return gsmrt_gen_start(g, n_prompt, err);
 }
 
 gsmrt_status gsmrt_gen_next(struct gsmrt_gen *g, int32_t *tok, struct gsmrt_err *err)

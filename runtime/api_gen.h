@@ -36,6 +36,13 @@ void gsmrt_gen_init(struct gsmrt_gen *g, gsmrt_session *s, const gsmrt_generate_
 /* Brings the cache to `prompt` (re-using the longest common prefix). On
  * failure past is a prefix of what it was and nothing else changed. */
 gsmrt_status gsmrt_gen_begin(struct gsmrt_gen *g, const int32_t *prompt, size_t n_prompt, struct gsmrt_err *err);
+/* gsmrt_gen_begin in two halves, for a caller that evaluates the prompt
+ * itself (the scheduler, in chunks batched with other sequences): prepare
+ * checks the prompt, applies the request's GSM choices and cuts past to the
+ * longest common prefix (g->keep; the rest, prompt[keep..n), is to be
+ * evaluated); start, once the prompt is in the cache, sets the sampler up. */
+gsmrt_status gsmrt_gen_prepare(struct gsmrt_gen *g, const int32_t *prompt, size_t n_prompt, struct gsmrt_err *err);
+gsmrt_status gsmrt_gen_start(struct gsmrt_gen *g, size_t n_prompt, struct gsmrt_err *err);
 /* Samples the next token from the session's logits and streams it; sets
  * g->done (with r.stop) when the generation ends instead. *tok is the token
  * to feed back when !g->done. */

@@ -5,9 +5,14 @@ set -eu
 
 packages="build-essential cmake ninja-build pkg-config
   libvulkan-dev libvulkan-volk-dev glslang-tools spirv-tools
-  libcjson-dev libcmocka-dev libpcre2-dev
+  libcjson-dev libcmocka-dev libpcre2-dev libmicrohttpd-dev
   mesa-vulkan-drivers vulkan-validationlayers
   clang libclang-rt-14-dev python3 tmux"
+
+# gsm serve's tests run the openai npm client: node and npm, from Debian only
+# when missing (Debian's nodejs conflicts with an npm installed another way)
+if ! command -v node >/dev/null 2>&1; then packages="$packages nodejs"; fi
+if ! command -v npm >/dev/null 2>&1; then packages="$packages npm"; fi
 
 if [ "$(id -u)" -eq 0 ]; then sudo=""; else sudo="sudo"; fi
 

@@ -36,3 +36,5 @@ for icd in /usr/share/vulkan/icd.d/*.json; do
 done
 echo "GPU tests with leak checking; preloaded: $preload"
 LD_PRELOAD="$preload" LSAN_OPTIONS="suppressions=$PWD/tests/lsan.supp:print_suppressions=0" ctest --test-dir "$build" -L gpu -LE soak -E 'golden_(f32|q8_0)' --output-on-failure -j "$jobs"
+# gsm serve under the sanitizers: both servers must exit cleanly (no leak) after the openai-client tests
+GSM_SERVE_LD_PRELOAD="$preload" LSAN_OPTIONS="suppressions=$PWD/tests/lsan.supp:print_suppressions=0" ctest --test-dir "$build" -R e2e_serve --output-on-failure
