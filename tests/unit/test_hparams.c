@@ -275,9 +275,11 @@ static void test_bad_keys(void **state)
 
     /* out of range / unsupported values */
     /* an architecture that is not registered is refused by name, listing the registered ones */
-    expect_fail(0, "'general.architecture': architecture \"gpt9\" is not supported (supported: deepseek2)", NULL,
+    expect_fail(0, "'general.architecture': architecture \"gpt9\" is not supported "
+                   "(supported: deepseek2, deepseek4)", NULL,
                 .ov_key = "general.architecture", .ov = OV_STR, .s = "gpt9");
-    expect_fail(0, "'general.architecture': architecture \"llama\" is not supported (supported: deepseek2)", NULL,
+    expect_fail(0, "'general.architecture': architecture \"llama\" is not supported "
+                   "(supported: deepseek2, deepseek4)", NULL,
                 .ov_key = "general.architecture", .ov = OV_STR, .s = "llama");
     expect_fail(0, "'deepseek2.block_count': 0 out of range", NULL, .ov_key = "deepseek2.block_count", .ov = OV_U32);
     expect_fail(0, "'deepseek2.leading_dense_block_count': 3 exceeds block_count 2", NULL,
