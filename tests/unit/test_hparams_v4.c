@@ -180,6 +180,97 @@ static void test_bad_files(void **state)
     expect_refused("bad-topk.gguf", "key 'deepseek4.attention.indexer.top_k': 513 (expected 1..512");
 }
 
+/* ---- mutations of the tiny file ----------------------------------------------
+ * The file read into memory and one metadata value patched in place (the
+ * value's bytes follow the key: u32 type, then the scalar, or u32 element
+ * type + u64 count + elements), so a bad value and its effect on the tensor
+ * checks can be tested without a second writer. */
+
+static uint8_t *read_tiny(size_t *n)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/tiny-v4.gguf", env_dir("GSMRT_V4_DIR"));
+    FILE *fp = fopen(path, "rb");
+    if (!fp) fail_msg("%s: cannot open", path);
+    fseek(fp, 0, SEEK_END);
+    long len = ftell(fp);
+    fseek(fp, 0, SEEK_SET);
+    uint8_t *buf = malloc((size_t)len);
+    assert_int_equal(fread(buf, 1, (size_t)len, fp), (size_t)len);
+    fclose(fp);
+    *n = (size_t)len;
+    return buf;
+}
+
+/* The bytes of key's value after its u32 type (and, for an array, after
+ * the element type and count): element `index` of 4-byte values. */
+static uint8_t *value_at(uint8_t *buf, size_t n, const char *key, uint32_t index)
+{
+    size_t kl = strlen(key);
+    for (size_t i = 8; i + kl + 8 < n; i++) {
+        uint64_t len;
+        memcpy(&len, buf + i - 8, 8);
+        if (len != kl || memcmp(buf + i, key, kl) != 0) continue;
+        uint32_t type;
+        memcpy(&type, buf + i + kl, 4);
+        uint8_t *v = buf + i + kl + 4;
+        if (type == 9 /* array */) v += 4 + 8;
+        return v + 4 * (size_t)index;
+    }
+    fail_msg("key %s not in the tiny file", key);
+    return NULL;
+}
+
+static void expect_patched(const char *key, uint32_t index, uint32_t value, const char *want)
+{
+    size_t n;
+    uint8_t *buf = read_tiny(&n);
+    memcpy(value_at(buf, n, key, index), &value, 4);
+    struct gsmrt_gguf *g = NULL;
+    struct gsmrt_hparams *hp = calloc(1, sizeof *hp);
+    struct gsmrt_err e;
+    gsmrt_err_clear(&e);
+    gsmrt_status st = gsmrt_gguf_open_memory(buf, n, "tiny-v4.gguf", NULL, &g, &e);
+    if (st == GSMRT_OK) st = gsmrt_hparams_load(g, hp, &e);
+    if (st != GSMRT_E_FORMAT || !strstr(e.msg, want))
+        fail_msg("%s[%u] = %u: status %d, message \"%s\", expected GSMRT_E_FORMAT and \"%s\"", key, index, value,
+                 st, e.msg, want);
+    gsmrt_gguf_close(g);
+    free(hp);
+    free(buf);
+}
+
+static void test_bad_values(void **state)
+{
+    (void)state;
+    /* the patch itself changes nothing when it writes the file's own value */
+    size_t n;
+    uint8_t *buf = read_tiny(&n);
+    uint32_t r2;
+    memcpy(&r2, value_at(buf, n, "deepseek4.attention.compress_ratios", 2), 4);
+    assert_int_equal(r2, 128);
+    free(buf);
+
+    const char *ratios = "deepseek4.attention.compress_ratios";
+    expect_patched(ratios, 2, 16,
+                   "key 'deepseek4.attention.compress_ratios': block 2 has ratio 16 (expected 0, 4 or 128)");
+    /* a ratio that contradicts the tensors: the compressor's rows are per ratio */
+    expect_patched(ratios, 2, 4, "tensor 'blk.2.attn_compressor_kv.weight': shape [64, 64], expected [64, 128]");
+    expect_patched(ratios, 1, 128, "tensor 'blk.1.attn_compressor_kv.weight': shape [64, 128], expected [64, 64]");
+    expect_patched(ratios, 1, 0, "tensor 'blk.1.attn_compressor_kv.weight': unexpected");
+    expect_patched(ratios, 0, 128, "tensor 'blk.0.attn_compressor_kv.weight' missing (expected shape [64, 64])");
+    /* hash routing on a block that has the bias instead of the table */
+    expect_patched("deepseek4.hash_layer_count", 0, 3, "tensor 'blk.2.exp_probs_b.bias': unexpected");
+    expect_patched("deepseek4.hash_layer_count", 0, 5, "key 'deepseek4.hash_layer_count': 5 exceeds block_count 4");
+    expect_patched("deepseek4.expert_gating_func", 0, 1, "key 'deepseek4.expert_gating_func': 1 (deepseek4 scores");
+    expect_patched("deepseek4.hyper_connection.count", 0, 9, "key 'deepseek4.hyper_connection.count': 9 out of range");
+    expect_patched("deepseek4.attention.output_group_count", 0, 3,
+                   "key 'deepseek4.attention.output_group_count': 3 (expected > 0 and dividing head_count 4)");
+    expect_patched("deepseek4.attention.indexer.top_k", 0, 0,
+                   "key 'deepseek4.attention.indexer.top_k': 0 (expected 1..512");
+    expect_patched("deepseek4.attention.head_count_kv", 0, 2, "key 'deepseek4.attention.head_count_kv': 2");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -187,6 +278,7 @@ int main(void)
         cmocka_unit_test(test_tiny_kv_layout),
         cmocka_unit_test(test_not_runnable),
         cmocka_unit_test(test_bad_files),
+        cmocka_unit_test(test_bad_values),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
