@@ -14,12 +14,12 @@ check() {
   if "$@"; then echo "ok   $label"; passes=$((passes + 1)); else echo "FAIL $label"; failures=$((failures + 1)); fi
 }
 refused() {   # label, expected stderr text, command...
-  label=$1 want=$2; shift 2
+  what=$1 want=$2; shift 2
   "$@" < /dev/null > "$tmp/out" 2> "$tmp/err"
   rc=$?
-  check "$label exits 1" [ $rc -eq 1 ]
-  check "$label prints nothing" [ ! -s "$tmp/out" ]
-  check "$label says: $want" grep -qF "$want" "$tmp/err"
+  check "$what exits 1" [ $rc -eq 1 ]
+  check "$what prints nothing" [ ! -s "$tmp/out" ]
+  check "$what says: $want" grep -qF "$want" "$tmp/err"
 }
 
 msg="deepseek4 (DeepSeek-V4) files are recognised and checked, but their forward pass is not implemented yet"
