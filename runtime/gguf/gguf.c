@@ -335,7 +335,8 @@ static gsmrt_status parse_tensor(struct gsmrt_gguf *g, struct cur *c, uint64_t i
     }
     if (!rd(c, &t->type, sizeof t->type) || !rd(c, &t->offset, sizeof t->offset)) goto trunc;
 
-    if (t->type != GSMRT_GGML_TYPE_F32 && t->type != GSMRT_GGML_TYPE_F16 && t->type != GSMRT_GGML_TYPE_Q8_0) {
+    if (t->type != GSMRT_GGML_TYPE_F32 && t->type != GSMRT_GGML_TYPE_F16 && t->type != GSMRT_GGML_TYPE_Q8_0 &&
+        t->type != GSMRT_GGML_TYPE_I32) {
         const char *tn = gsmrt_ggml_type_name(t->type);
         if (tn)
             return gsmrt_err_set(err, GSMRT_E_FORMAT, "tensor '%s': type %s not supported (supported: F32, F16, Q8_0)",
@@ -360,7 +361,7 @@ static gsmrt_status parse_tensor(struct gsmrt_gguf *g, struct cur *c, uint64_t i
                                  (long long)t->ne[0]);
         ok = gsmrt_u64_mul(n_elem / 32, 34, &bytes);
     } else {
-        ok = gsmrt_u64_mul(n_elem, t->type == GSMRT_GGML_TYPE_F32 ? 4 : 2, &bytes);
+        ok = gsmrt_u64_mul(n_elem, t->type == GSMRT_GGML_TYPE_F16 ? 2 : 4, &bytes);
     }
     if (!ok)
         return gsmrt_err_set(err, GSMRT_E_FORMAT, "tensor '%s': byte size of %llu elements overflows", t->name,

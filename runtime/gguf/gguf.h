@@ -63,7 +63,8 @@ enum gsmrt_gguf_type {
 enum gsmrt_ggml_type {
     GSMRT_GGML_TYPE_F32 = 0,
     GSMRT_GGML_TYPE_F16 = 1,
-    GSMRT_GGML_TYPE_Q8_0 = 8   /* blocks of 32: f16 scale + 32 x i8 = 34 bytes */
+    GSMRT_GGML_TYPE_Q8_0 = 8,  /* blocks of 32: f16 scale + 32 x i8 = 34 bytes */
+    GSMRT_GGML_TYPE_I32 = 26   /* integer tables (deepseek4's token -> expert map), not weights */
 };
 
 #define GSMRT_GGUF_DEFAULT_ALIGNMENT 32u

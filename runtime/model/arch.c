@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#define ARCHITECTURES(X) X(deepseek2)
+#define ARCHITECTURES(X) X(deepseek2) X(deepseek4)
 
 #define DECLARE(n) extern const struct gsmrt_arch gsmrt_arch_##n;
 ARCHITECTURES(DECLARE)

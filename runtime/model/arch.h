@@ -71,6 +71,7 @@ struct gsmrt_tensor_spec {
     uint8_t when;       /* condition id for applies() */
     uint8_t n_dims;     /* 1-D tensors must be F32 */
     uint8_t dims[3];    /* dimension ids, ggml order: dims[0] is ne[0], the contiguous one */
+    bool i32;           /* an integer table (I32), not weights; only such rows may be I32 */
 };
 
 /* ---- the architecture --------------------------------------------------------- */

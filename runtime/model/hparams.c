@@ -47,18 +47,23 @@ static const char *layer_suffix(const char *name, uint32_t n_layer, uint32_t *il
 }
 
 /* The table row for a tensor name: a global row, or a per-layer row for
- * "blk.N.suffix" (N < n_layer, *il = N). */
+ * "blk.N.suffix" (N < n_layer, *il = N). A name may have several rows whose
+ * conditions differ (a tensor whose shape depends on the block's kind): the
+ * one that applies to the block, else the first. */
 static const struct gsmrt_tensor_spec *spec_of(const struct gsmrt_arch *a, const struct gsmrt_hparams *hp,
                                                const char *name, int64_t *il)
 {
     uint32_t l;
     const char *suffix = layer_suffix(name, hp->n_layer, &l);
     *il = suffix ? (int64_t)l : -1;
+    const struct gsmrt_tensor_spec *first = NULL;
     for (uint32_t i = 0; i < a->n_tensors; i++) {
         const struct gsmrt_tensor_spec *s = &a->tensors[i];
-        if (s->name && s->per_layer == (suffix != NULL) && strcmp(suffix ? suffix : name, s->name) == 0) return s;
+        if (!s->name || s->per_layer != (suffix != NULL) || strcmp(suffix ? suffix : name, s->name) != 0) continue;
+        if (a->applies(hp, s->when, *il)) return s;
+        if (!first) first = s;
     }
-    return NULL;
+    return first;
 }
 
 static gsmrt_status check_one(const struct gsmrt_gguf *g, const struct gsmrt_hparams *hp,
@@ -86,6 +91,9 @@ static gsmrt_status check_one(const struct gsmrt_gguf *g, const struct gsmrt_hpa
         return gsmrt_err_set(err, GSMRT_E_FORMAT, "%s: tensor '%s': shape %s, expected %s", gsmrt_gguf_name(g),
                              t->name, hs, ws);
     }
+    if (w->i32 != (t->type == GSMRT_GGML_TYPE_I32))
+        return gsmrt_err_set(err, GSMRT_E_FORMAT, "%s: tensor '%s': type %s, expected %s", gsmrt_gguf_name(g),
+                             t->name, gsmrt_ggml_type_name(t->type), w->i32 ? "I32" : "F32, F16 or Q8_0");
     if (w->n_dims == 1 && t->type != GSMRT_GGML_TYPE_F32)
         return gsmrt_err_set(err, GSMRT_E_FORMAT, "%s: tensor '%s': type %s, expected F32 for a 1-D tensor",
                              gsmrt_gguf_name(g), t->name, gsmrt_ggml_type_name(t->type));

@@ -74,6 +74,23 @@ struct gsmrt_hparams {
     bool has_ffn_gate_up_exps;     /* MoE blocks use the fused ffn_gate_up_exps [E, 2FE, NE] */
     bool is_mla;                   /* attn_k_b/attn_v_b form (always true once loaded) */
 
+    /* deepseek4 (model/deepseek4_hparams.c); n_embd_head_k is its head width
+     * D (K = V: one shared row), n_ff_exp, n_expert* and the rope fields as above */
+    uint32_t n_swa;                /* attention.sliding_window: raw positions each query sees */
+    uint32_t o_group_count;        /* attention.output_group_count */
+    uint32_t o_lora_rank;          /* attention.output_lora_rank */
+    uint32_t indexer_n_head;       /* attention.indexer.head_count */
+    uint32_t indexer_head_dim;     /* attention.indexer.key_length */
+    uint32_t indexer_top_k;        /* attention.indexer.top_k */
+    uint32_t hc_mult;              /* hyper_connection.count: residual streams */
+    uint32_t hc_sinkhorn_iters;    /* hyper_connection.sinkhorn_iterations */
+    float hc_eps;                  /* hyper_connection.epsilon */
+    uint32_t hash_layer_count;     /* blocks [0, hash_layer_count) route by tid2eid[token] */
+    float compress_rope_freq_base; /* attention.compress_rope_freq_base: RoPE base of compressed layers */
+    uint32_t compress_ratio[GSMRT_HPARAMS_MAX_LAYERS];      /* 0, 4 (CSA + indexer) or 128 (HCA) per block */
+    float swiglu_clamp_exp[GSMRT_HPARAMS_MAX_LAYERS];       /* routed experts' SwiGLU limit per block */
+    float swiglu_clamp_shexp[GSMRT_HPARAMS_MAX_LAYERS];     /* the shared expert's */
+
     /* derived, fact sheet §5-6 */
     float freq_scale;              /* 1/s */
     float ext_factor;              /* 1 for YaRN, else 0 */

@@ -137,6 +137,7 @@ uint64_t gw_type_bytes(uint32_t type, uint64_t n_elem)
     case 0: return 4 * n_elem;
     case 1: return 2 * n_elem;
     case 8: return n_elem / 32 * 34;
+    case 26: return 4 * n_elem;   /* I32 */
     default: return 0;
     }
 }
@@ -182,7 +183,11 @@ uint64_t gw_tensor(struct gw *w, const char *name, uint32_t type, uint32_t n_dim
         r->bytes = bytes;
     }
     for (uint64_t i = 0; i < n;) {
-        if (type == 0) {
+        if (type == 26) {   /* I32: small non-negative integers (table entries) */
+            int32_t v = (int32_t)(rnd(w) % 8u);
+            put(&w->data, &v, 4);
+            i++;
+        } else if (type == 0) {
             float f = (float)((int32_t)rnd(w)) / 2147483648.0f;
             put(&w->data, &f, 4);
             i++;

@@ -31,7 +31,8 @@ struct mut {
     const char *s;
     uint32_t arr[8];
     size_t n_arr;
-    const char *extra_tensor;    /* an F32 tensor of shape extra_ne */
+    const char *extra_tensor;    /* a tensor of type extra_type (0: F32) and shape extra_ne */
+    uint32_t extra_type;
     int64_t extra_ne[2];
     struct gw_ds2 *spec;         /* replaces the variant's spec when set */
 };
@@ -61,7 +62,7 @@ static void make(int variant, const struct mut *m, struct gw *w, uint8_t **buf, 
         case OV_NONE: break;
         }
     }
-    if (m && m->extra_tensor) gw_tensor(w, m->extra_tensor, 0, 2, m->extra_ne);
+    if (m && m->extra_tensor) gw_tensor(w, m->extra_tensor, m->extra_type, 2, m->extra_ne);
     gw_finish(w, buf, n);
 }
 
@@ -275,9 +276,11 @@ static void test_bad_keys(void **state)
 
     /* out of range / unsupported values */
     /* an architecture that is not registered is refused by name, listing the registered ones */
-    expect_fail(0, "'general.architecture': architecture \"gpt9\" is not supported (supported: deepseek2)", NULL,
+    expect_fail(0, "'general.architecture': architecture \"gpt9\" is not supported "
+                   "(supported: deepseek2, deepseek4)", NULL,
                 .ov_key = "general.architecture", .ov = OV_STR, .s = "gpt9");
-    expect_fail(0, "'general.architecture': architecture \"llama\" is not supported (supported: deepseek2)", NULL,
+    expect_fail(0, "'general.architecture': architecture \"llama\" is not supported "
+                   "(supported: deepseek2, deepseek4)", NULL,
                 .ov_key = "general.architecture", .ov = OV_STR, .s = "llama");
     expect_fail(0, "'deepseek2.block_count': 0 out of range", NULL, .ov_key = "deepseek2.block_count", .ov = OV_U32);
     expect_fail(0, "'deepseek2.leading_dense_block_count': 3 exceeds block_count 2", NULL,
@@ -351,6 +354,9 @@ static void test_bad_tensors(void **state)
                 .ov_key = "deepseek2.expert_count", .ov = OV_U32, .u = 8);
     expect_fail(0, "tensor 'blk.0.ffn_gate.weight': shape [64, 96], expected [64, 128]", NULL,
                 .ov_key = "deepseek2.feed_forward_length", .ov = OV_U32, .u = 128);
+    /* integer tables are not weights: an I32 tensor where the table wants weights */
+    expect_fail(1, "tensor 'output.weight': type I32, expected F32, F16 or Q8_0", NULL,
+                .extra_tensor = "output.weight", .extra_type = 26, .extra_ne = {64, 40});
     /* 1-D tensors must be F32 */
     expect_fail(0, "tensor 'blk.1.attn_norm.weight': type F16, expected F32", NULL,
                 .retype_tensor = "blk.1.attn_norm.weight");
