@@ -99,6 +99,8 @@ def write_gguf(path, kv, tensors):
             b = arr.astype("<f2").tobytes()
         elif t == GGML_Q8_0:
             b = quantize_q8_0(arr)
+        elif t == GGML_I32:
+            b = arr.astype("<i4").tobytes()
         else:
             raise ValueError(t)
         assert len(b) == tensor_nbytes(t, arr.size)
