@@ -14,6 +14,8 @@ static void usage(FILE *f)
                "generated.\n\n"
                "  -p, --prompt TEXT        the text to continue (required)\n"
                "  -f, --file PATH          read the prompt from a file instead\n"
+               "      --no-parse-special   the prompt is plain text: control-token text such as <|end|> stays\n"
+               "                           text (default: it becomes those control tokens, as in llama-cli)\n"
                "      --stats              GSM statistics on stderr: a line per decode step, then the totals\n"
                "%s",
             COMMON_OPTIONS_HELP);
@@ -70,7 +72,7 @@ int cmd_run(int argc, char **argv)
     struct opts o;
     opts_init(&o);
     const char *prompt = NULL, *file = NULL;
-    bool stats = false;
+    bool stats = false, parse_special = true;
     for (int i = 1; i < argc; i++) {
         int r = opts_parse_common(&o, "run", argc, argv, &i);
         if (r < 0) return EXIT_USAGE;
@@ -78,6 +80,7 @@ int cmd_run(int argc, char **argv)
         if ((strcmp(argv[i], "-p") == 0 || strcmp(argv[i], "--prompt") == 0) && i + 1 < argc) prompt = argv[++i];
         else if ((strcmp(argv[i], "-f") == 0 || strcmp(argv[i], "--file") == 0) && i + 1 < argc) file = argv[++i];
         else if (strcmp(argv[i], "--stats") == 0) stats = true;
+        else if (strcmp(argv[i], "--no-parse-special") == 0) parse_special = false;
         else if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
             usage(stdout);
             return 0;
@@ -86,6 +89,7 @@ int cmd_run(int argc, char **argv)
             return EXIT_USAGE;
         }
     }
+    o.gen.parse_special = parse_special;
     if (!prompt && !file) {
         fprintf(stderr, "gsm run: a prompt is required (-p TEXT or -f FILE)\n");
         return EXIT_USAGE;

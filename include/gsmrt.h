@@ -406,6 +406,11 @@ typedef struct gsmrt_generate_params {
                                 calibration (gsm config calibration_path), or none */
     bool dense;              /* default false: true runs this request with dense attention in a GSM
                                 session (same cache; for comparisons against dense) */
+    bool parse_special;      /* raw completion only (gsmrt_session_complete, gsmrt_complete_batch):
+                                default false, the prompt is plain text; true: control-token text in
+                                it ("<|end|>") becomes those control tokens, as llama.cpp's prompts.
+                                Chat messages are never parsed: only the format's own markers are
+                                control tokens there. */
 } gsmrt_generate_params;
 GSMRT_API void gsmrt_generate_params_init(gsmrt_generate_params *p, size_t size);
 

@@ -96,7 +96,8 @@ gsmrt_status gsmrt_complete_batch(gsmrt_session *const *ss, const char *const *p
         if (ss[i]->n_ctx > f->n_ctx) f = ss[i]->fwd;
         relay[i] = (struct relay){&b, i};
         gsmrt_gen_init(&b.gen[i], ss[i], params, &b.params[i], on_seq_token, &relay[i]);
-        b.st[i] = gsmrt_tokenizer_encode(ss[i]->model->tok, prompts[i], strlen(prompts[i]), true, false,
+        b.st[i] = gsmrt_tokenizer_encode(ss[i]->model->tok, prompts[i], strlen(prompts[i]), true,
+                                         b.params[i].parse_special,
                                          &b.prompt[i], &err);
     }
     /* a sequence joins per step (its prompt in its own steps), then all step together */

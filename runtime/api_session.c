@@ -29,7 +29,15 @@ void gsmrt_session_params_init(gsmrt_session_params *p, size_t size)
 
 void gsmrt_generate_params_init(gsmrt_generate_params *p, size_t size)
 {
-    gsmrt_generate_params d = {sizeof d, 256, 0.8f, 40, 0.95f, 0.05f, 1.0f, 64, 0xD5A5EEDull, false, NULL};
+    gsmrt_generate_params d = {.struct_size = sizeof d,
+                               .max_tokens = 256,
+                               .temperature = 0.8f,
+                               .top_k = 40,
+                               .top_p = 0.95f,
+                               .min_p = 0.05f,
+                               .repeat_penalty = 1.0f,
+                               .repeat_last_n = 64,
+                               .seed = 0xD5A5EEDull};
     if (!p || size < sizeof(uint32_t)) return;
     memcpy(p, &d, size < sizeof d ? size : sizeof d);
     p->struct_size = (uint32_t)size;
@@ -190,8 +198,14 @@ gsmrt_status gsmrt_session_generate(gsmrt_session *s, const gsmrt_generate_param
     char *text = NULL;
     size_t len = 0;
     struct gsmrt_tokens prompt = {NULL, 0, 0};
-    gsmrt_status st = gsmrt_chat_render(a, s->model->chat, msgs, s->n_msgs, true, &text, &len, &err);
-    if (st == GSMRT_OK) st = gsmrt_tokenizer_encode(s->model->tok, text, len, true, true, &prompt, &err);
+    struct gsmrt_text_range *content = NULL;
+    size_t n_content = 0;
+    /* the format's markers are control tokens; what the messages say never is */
+    gsmrt_status st =
+        gsmrt_chat_render_marked(a, s->model->chat, msgs, s->n_msgs, true, &text, &len, &content, &n_content, &err);
+    if (st == GSMRT_OK)
+        st = gsmrt_tokenizer_encode_markup(s->model->tok, text, len, true, content, n_content, &prompt, &err);
+    gsmrt_mem_free(a, content);
     if (st == GSMRT_OK) st = gsmrt_gen_run(&g, prompt.ids, prompt.n, &err);
     /* The answer joins the history when generation started. */
     if (st == GSMRT_OK) st = gsmrt_session_add_message(s, GSMRT_ROLE_ASSISTANT, g.answer ? g.answer : "");
@@ -211,7 +225,7 @@ gsmrt_status gsmrt_session_complete(gsmrt_session *s, const char *prompt_text, c
     gsmrt_gen_init(&g, s, params, &p, on_token, user);
     struct gsmrt_tokens prompt = {NULL, 0, 0};
     gsmrt_status st =
-        gsmrt_tokenizer_encode(s->model->tok, prompt_text, strlen(prompt_text), true, false, &prompt, &err);
+        gsmrt_tokenizer_encode(s->model->tok, prompt_text, strlen(prompt_text), true, p.parse_special, &prompt, &err);
     if (st == GSMRT_OK) st = gsmrt_gen_run(&g, prompt.ids, prompt.n, &err);
     gsmrt_tokens_free(alloc_of(s), &prompt);
     return gsmrt_gen_finish(&g, st, &err, result);

@@ -13,6 +13,7 @@
 #include <stddef.h>
 
 #include "base/err.h"
+#include "text/tokenizer.h"
 
 enum gsmrt_chat_role {
     GSMRT_CHAT_ROLE_SYSTEM = 0,
@@ -54,5 +55,14 @@ gsmrt_status gsmrt_chat_format_detect(const char *tmpl, enum gsmrt_chat_format *
 gsmrt_status gsmrt_chat_render(const gsmrt_allocator *a, enum gsmrt_chat_format f, const struct gsmrt_chat_msg *msgs,
                                size_t n, bool add_generation_prompt, char **text, size_t *len,
                                struct gsmrt_err *err);
+
+/* gsmrt_chat_render, and where each message's content landed in the text:
+ * *content (allocated with `a`, free it with gsmrt_mem_free; sorted, one
+ * range per non-empty message) for gsmrt_tokenizer_encode_markup, so that
+ * content never becomes control tokens while the format's own markers do. */
+gsmrt_status gsmrt_chat_render_marked(const gsmrt_allocator *a, enum gsmrt_chat_format f,
+                                      const struct gsmrt_chat_msg *msgs, size_t n, bool add_generation_prompt,
+                                      char **text, size_t *len, struct gsmrt_text_range **content,
+                                      size_t *n_content, struct gsmrt_err *err);
 
 #endif
