@@ -3,6 +3,7 @@
 #ifndef GSM_CLI_H
 #define GSM_CLI_H
 
+#include <stdbool.h>
 #include <stdio.h>
 
 #include "gsmrt.h"
@@ -19,6 +20,12 @@ int cmd_bench(int argc, char **argv);
 
 /* The whole file as a NUL-terminated string (free it); NULL after printing why. */
 char *cli_read_file(const char *cmd, const char *path);
+
+/* Flushes stdout: false once a write to it failed (a full disk, a reader
+ * that left with SIGPIPE ignored); main then reports it and exits 1. */
+bool cli_stdout_flush(void);
+/* errno of the first failed write to stdout (0: none). */
+extern int cli_stdout_errno;
 
 /* Writes s as a JSON string literal (quotes and escapes included). */
 void json_string(FILE *f, const char *s);

@@ -90,6 +90,10 @@ int cmd_run(int argc, char **argv)
         }
     }
     o.gen.parse_special = parse_special;
+    if (prompt && file) {
+        fprintf(stderr, "gsm run: -p and -f both give the prompt: use one of them\n");
+        return EXIT_USAGE;
+    }
     if (!prompt && !file) {
         fprintf(stderr, "gsm run: a prompt is required (-p TEXT or -f FILE)\n");
         return EXIT_USAGE;
@@ -108,6 +112,12 @@ int cmd_run(int argc, char **argv)
     gsmrt_session_params sp;
     opts_session_params(&o, &sp);
     gsmrt_status st = gsmrt_session_create(model, &sp, &s);
+    if (st != GSMRT_OK) {
+        int code = session_failed("run", ctx, st);
+        unload(ctx, model, NULL);
+        free(owned);
+        return code;
+    }
     gsmrt_generate_result r;
     memset(&r, 0, sizeof r);
     r.struct_size = sizeof r;
@@ -120,6 +130,15 @@ int cmd_run(int argc, char **argv)
         rc = EXIT_RUNTIME;
     } else {
         printf("\n");
+        fflush(stdout);   /* the answer ends before the notes on stderr */
+        if (r.stop == GSMRT_STOP_CONTEXT_END)
+            fprintf(stderr, "gsm run: stopped after %u tokens: the context of %u positions is full (-c)\n",
+                    r.n_tokens, gsmrt_session_n_ctx(s));
+        else if (o.verbose)
+            fprintf(stderr, "stopped: %s\n",
+                    r.stop == GSMRT_STOP_EOS ? "the model ended the text"
+                    : r.stop == GSMRT_STOP_MAX_TOKENS ? "the -n limit was reached"
+                    : r.stop == GSMRT_STOP_CALLBACK ? "the output could not be written" : "cancelled");
         if (o.verbose)
             fprintf(stderr,
                     "prompt: %u tokens in %.1f ms (%.1f tokens/s); time to first token %.1f ms; "

@@ -132,6 +132,10 @@ int opts_parse_common(struct opts *o, const char *cmd, int argc, char **argv, in
         o->chat_format = v;
     } else if (strcmp(a, "--device") == 0) {
         NEED_VALUE();
+        if (!*v || v[0] == '-') {
+            fprintf(stderr, "gsm %s: %s expects a device index (0, 1, ...) or a name, got '%s'\n", cmd, a, v);
+            return -1;
+        }
         o->device = v;
     } else if (strcmp(a, "--ignore-eos") == 0) {
         o->gen.ignore_eos = true;
@@ -142,6 +146,15 @@ int opts_parse_common(struct opts *o, const char *cmd, int argc, char **argv, in
         o->gsm_config = v;
     } else if (strcmp(a, "--gate-threshold") == 0 || strcmp(a, "--gsm-set") == 0) {
         NEED_VALUE();
+        float t = 0.0f;
+        if (strcmp(a, "--gate-threshold") == 0 && (!parse_float(cmd, a, v, 0.0f, 1.0f, &t) || t >= 1.0f)) {
+            if (t >= 1.0f) fprintf(stderr, "gsm %s: %s expects a number in [0, 1), got '%s'\n", cmd, a, v);
+            return -1;
+        }
+        if (strcmp(a, "--gsm-set") == 0 && (!strchr(v, '=') || v[0] == '=' || strchr(v, ';'))) {
+            fprintf(stderr, "gsm %s: %s expects KEY=VALUE (one setting), got '%s'\n", cmd, a, v);
+            return -1;
+        }
         size_t used = strlen(o->gsm_settings);
         int w = snprintf(o->gsm_settings + used, sizeof o->gsm_settings - used, "%s%s%s", used ? ";" : "",
                          strcmp(a, "--gsm-set") == 0 ? "" : "gate_threshold=", v);
@@ -305,6 +318,13 @@ bool load_model(const struct opts *o, const char *cmd, gsmrt_context **ctx, gsmr
     return true;
 }
 
+int session_failed(const char *cmd, gsmrt_context *ctx, gsmrt_status st)
+{
+    fprintf(stderr, "gsm %s: %s (%s)\n", cmd, gsmrt_context_last_error(ctx), gsmrt_status_name(st));
+    /* a bad --gsm-set key or value, a context out of range: the command line is wrong */
+    return st == GSMRT_E_INVALID_ARGUMENT ? EXIT_USAGE : EXIT_RUNTIME;
+}
+
 void opts_session_params(const struct opts *o, gsmrt_session_params *sp)
 {
     gsmrt_session_params_init(sp, sizeof *sp);
@@ -322,10 +342,24 @@ void unload(gsmrt_context *ctx, gsmrt_model *model, gsmrt_session *s)
     gsmrt_context_destroy(ctx);
 }
 
+int cli_stdout_errno;
+
+bool cli_stdout_flush(void)
+{
+    errno = 0;
+    bool ok = fflush(stdout) == 0 && !ferror(stdout);
+    if (!ok && !cli_stdout_errno) cli_stdout_errno = errno ? errno : EIO;
+    return ok;
+}
+
+/* Stops the generation at the first failed write. */
 bool print_token(void *user, const gsmrt_token *tok)
 {
     (void)user;
-    fwrite(tok->text, 1, tok->text_len, stdout);
-    fflush(stdout);
-    return true;
+    errno = 0;
+    if (tok->text_len && fwrite(tok->text, 1, tok->text_len, stdout) != tok->text_len) {
+        if (!cli_stdout_errno) cli_stdout_errno = errno ? errno : EIO;
+        return false;
+    }
+    return cli_stdout_flush();
 }

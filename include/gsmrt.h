@@ -264,9 +264,13 @@ GSMRT_API void gsmrt_model_params_init(gsmrt_model_params *p, size_t size);
 /* Loads a GGUF model and uploads its weights to the device. p may be NULL.
  * Returns GSMRT_OK; GSMRT_E_IO (cannot open/map); GSMRT_E_FORMAT (malformed
  * file, missing/mistyped key, tensor shape against the hyper-parameters;
- * the message names the file and the key or tensor); GSMRT_E_UNSUPPORTED
- * (architecture, tensor type, chat template not known: the message lists the
- * formats that can be chosen with chat_format); GSMRT_E_OUT_OF_*_MEMORY.
+ * the message names the file and the key or tensor; also a vocabulary whose
+ * token texts are all empty); GSMRT_E_UNSUPPORTED (architecture, tensor
+ * type, a chat_format name not known: the message lists the known ones);
+ * GSMRT_E_OUT_OF_*_MEMORY. A chat template that is absent or not recognised
+ * is not an error: the model completes raw text, its model_info.chat_format
+ * is "", and gsmrt_session_generate is GSMRT_E_UNSUPPORTED until the model is
+ * loaded with a chat_format.
  * Nothing is left allocated on failure; *out is NULL. */
 GSMRT_API gsmrt_status gsmrt_model_load(gsmrt_context *ctx, const char *path, const gsmrt_model_params *p,
                                         gsmrt_model **out);
@@ -279,7 +283,7 @@ typedef struct gsmrt_model_info {
     uint32_t struct_size;
     char name[128];          /* general.name */
     char arch[32];           /* "deepseek2" */
-    char chat_format[32];    /* the format in use */
+    char chat_format[32];    /* the format in use; "": none (template not recognised, no chat) */
     uint32_t n_vocab, n_ctx_train, n_layer, n_embd, n_head;
     uint64_t weight_bytes;   /* on the device */
 } gsmrt_model_info;
@@ -351,8 +355,12 @@ GSMRT_API gsmrt_status gsmrt_model_load_profile(gsmrt_model *model, const char *
 
 typedef struct gsmrt_session_params {
     uint32_t struct_size;
-    uint32_t n_ctx;     /* positions the session can hold; 0 (default): min(4096, the model's) */
-    uint32_t n_batch;   /* prompt tokens per step; 0 (default): 256 */
+    uint32_t n_ctx;     /* positions the session can hold; 0 (default): min(4096, the model's);
+                           at most 16777216 (GSMRT_E_INVALID_ARGUMENT above) */
+    uint32_t n_batch;   /* prompt tokens per step; 0 (default): 256. The prompts of generate and
+                           complete are evaluated at most 64 tokens per step, so that
+                           gsmrt_session_cancel takes effect within 64 prompt tokens; feed and
+                           perplexity use n_batch. 1..16777216 */
     /* GSM (grouped, tiered KV): on when `gsm` is true or a config or settings
      * are given (a config may still say "enabled": false). `gsm_config` is a
      * JSON file (keys in README "GSM configuration"); `gsm_settings` holds
@@ -389,6 +397,32 @@ GSMRT_API gsmrt_status gsmrt_session_add_message(gsmrt_session *s, gsmrt_role ro
 
 /* Forgets the chat history and the KV cache. */
 GSMRT_API void gsmrt_session_reset(gsmrt_session *s);
+
+/* Removes the last n messages of the chat history (a turn the caller takes
+ * back, or a user message whose turn failed). The KV cache keeps only the
+ * positions that still start the rendered history (gsmrt_session_n_past
+ * shows it); the next generate evaluates the rest. GSMRT_E_INVALID_ARGUMENT
+ * (nothing removed) when the history holds fewer than n messages. */
+GSMRT_API gsmrt_status gsmrt_session_pop_messages(gsmrt_session *s, uint32_t n);
+
+/* Removes messages first..first+n-1 (0 is the oldest), for example the
+ * oldest exchanges after a system message when the context is full; the
+ * cache follows as for gsmrt_session_pop_messages. GSMRT_E_INVALID_ARGUMENT
+ * (nothing removed) when they are not all in the history. */
+GSMRT_API gsmrt_status gsmrt_session_remove_messages(gsmrt_session *s, uint32_t first, uint32_t n);
+
+/* Messages in the chat history; positions the KV cache holds (the tokens of
+ * the conversation so far that a next turn does not evaluate again). */
+GSMRT_API uint32_t gsmrt_session_n_messages(const gsmrt_session *s);
+GSMRT_API uint32_t gsmrt_session_n_past(const gsmrt_session *s);
+/* Positions the session's context holds (gsmrt_session_params.n_ctx or its default). */
+GSMRT_API uint32_t gsmrt_session_n_ctx(const gsmrt_session *s);
+
+/* The tokens the next gsmrt_session_generate would evaluate for its prompt
+ * from an empty cache: the history rendered in the chat format with the
+ * opening of the assistant's turn. Compare with n_ctx (less room for the
+ * answer) to decide whether to remove old messages first. */
+GSMRT_API gsmrt_status gsmrt_session_prompt_tokens(const gsmrt_session *s, size_t *n_tokens);
 
 typedef struct gsmrt_generate_params {
     uint32_t struct_size;

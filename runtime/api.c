@@ -200,7 +200,8 @@ gsmrt_status gsmrt_model_describe(const gsmrt_model *m, gsmrt_model_info *info)
     full.struct_size = info->struct_size;
     snprintf(full.name, sizeof full.name, "%s", m->name);
     snprintf(full.arch, sizeof full.arch, "deepseek2");
-    snprintf(full.chat_format, sizeof full.chat_format, "%s", gsmrt_chat_format_name(m->chat));
+    const char *chat = gsmrt_chat_format_name(m->chat);
+    snprintf(full.chat_format, sizeof full.chat_format, "%s", chat ? chat : "");
     full.n_vocab = m->hp.n_vocab;
     full.n_ctx_train = m->hp.n_ctx_train;
     full.n_layer = m->hp.n_layer;

@@ -18,10 +18,12 @@ static const gsmrt_allocator *alloc_of(const gsmrt_session *s) { return s->model
 gsmrt_status gsmrt_api_past_append(gsmrt_session *s, const int32_t *toks, size_t n, struct gsmrt_err *err)
 {
     const gsmrt_allocator *a = alloc_of(s);
-    if (s->past.n + n > s->past.cap) {
+    size_t need, bytes;
+    if (!gsmrt_size_add(s->past.n, n, &need)) return gsmrt_err_set(err, GSMRT_E_CONTEXT_FULL, "token history");
+    if (need > s->past.cap) {
         size_t cap = s->past.cap ? s->past.cap : 256;
-        while (cap < s->past.n + n) cap *= 2;
-        int32_t *ids = gsmrt_mem_alloc(a, cap * sizeof *ids);
+        while (cap < need) cap = cap > SIZE_MAX / 2 ? need : 2 * cap;
+        int32_t *ids = gsmrt_size_mul(cap, sizeof *ids, &bytes) ? gsmrt_mem_alloc(a, bytes) : NULL;
         if (!ids) return gsmrt_err_set(err, GSMRT_E_OUT_OF_HOST_MEMORY, "token history");
         if (s->past.n) memcpy(ids, s->past.ids, s->past.n * sizeof *ids);
         gsmrt_mem_free(a, s->past.ids);
@@ -33,13 +35,16 @@ gsmrt_status gsmrt_api_past_append(gsmrt_session *s, const int32_t *toks, size_t
     return GSMRT_OK;
 }
 
-/* Evaluates toks[0..n) after past, in steps of n_batch, leaving the logits
- * of the last token in s->logits. Cancellation is checked between steps. */
+/* Evaluates toks[0..n) after past, leaving the logits of the last token in
+ * s->logits. Cancellation is checked between steps, so a step holds at
+ * most GSMRT_GEN_CANCEL_STEP tokens (fewer when n_batch is smaller): a
+ * cancel takes effect within one such chunk of a prompt. */
 static gsmrt_status eval(gsmrt_session *s, const int32_t *toks, size_t n, struct gsmrt_err *err)
 {
+    uint32_t most = s->n_batch < GSMRT_GEN_CANCEL_STEP ? s->n_batch : GSMRT_GEN_CANCEL_STEP;
     for (size_t done = 0; done < n;) {
         if (atomic_load(&s->cancel)) return gsmrt_err_set(err, GSMRT_E_CANCELLED, "cancelled");
-        uint32_t step = n - done < s->n_batch ? (uint32_t)(n - done) : s->n_batch;
+        uint32_t step = n - done < most ? (uint32_t)(n - done) : most;
         uint32_t pos0 = (uint32_t)s->past.n;
         gsmrt_status st = gsmrt_forward_run(s->fwd, s->kv, toks + done, step, pos0, 1, s->logits, err);
         if (st == GSMRT_OK) st = gsmrt_api_past_append(s, toks + done, step, err);

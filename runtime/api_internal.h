@@ -71,6 +71,13 @@ gsmrt_status gsmrt_api_load_calib(const gsmrt_model *m, const char *path, struct
 gsmrt_status gsmrt_api_pick_profile(gsmrt_model *m, const char *name, const struct gsmrt_gsm_calib **out,
                                     struct gsmrt_err *err);
 
+/* The tokens of the first n_msgs messages of the history rendered in the
+ * model's chat format (with the opening of the assistant's turn when
+ * generation_prompt), appended to *out: only the format's markers become
+ * control tokens, never message content (api_history.c). */
+gsmrt_status gsmrt_api_chat_prompt(const gsmrt_session *s, uint32_t n_msgs, bool generation_prompt,
+                                   struct gsmrt_tokens *out, struct gsmrt_err *err);
+
 /* Records the error text on the context and returns st. */
 gsmrt_status gsmrt_api_fail(gsmrt_context *ctx, const struct gsmrt_err *err, gsmrt_status st);
 

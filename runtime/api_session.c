@@ -17,6 +17,10 @@
 #include "gsm.h"
 #include "text/utf8.h"
 
+/* Positions a session may ask for: page counts and position arithmetic
+ * stay far from 32-bit wrap-around (gsmrt.h, gsmrt_session_params.n_ctx). */
+#define GSMRT_SESSION_MAX_CTX (1u << 24)
+
 static gsmrt_context *ctx_of(const gsmrt_session *s) { return s->model->ctx; }
 static const gsmrt_allocator *alloc_of(const gsmrt_session *s) { return s->model->ctx->a; }
 
@@ -118,6 +122,11 @@ gsmrt_status gsmrt_session_create(gsmrt_model *model, const gsmrt_session_params
     gsmrt_context *ctx = model->ctx;
     uint32_t n_ctx = p.n_ctx ? p.n_ctx : (model->hp.n_ctx_train < 4096 ? model->hp.n_ctx_train : 4096);
     uint32_t n_batch = p.n_batch ? p.n_batch : 256;
+    if (n_ctx > GSMRT_SESSION_MAX_CTX || n_batch > GSMRT_SESSION_MAX_CTX)
+        return gsmrt_api_fail(ctx, &err,
+                              gsmrt_err_set(&err, GSMRT_E_INVALID_ARGUMENT,
+                                            "session: n_ctx %u, n_batch %u (each 1..%u)", n_ctx, n_batch,
+                                            GSMRT_SESSION_MAX_CTX));
     if (n_batch > n_ctx) n_batch = n_ctx;
     gsmrt_session *s = gsmrt_mem_calloc(ctx->a, 1, sizeof *s);
     if (!s) return gsmrt_api_fail(ctx, &err, gsmrt_err_set(&err, GSMRT_E_OUT_OF_HOST_MEMORY, "session"));
@@ -190,28 +199,12 @@ gsmrt_status gsmrt_session_generate(gsmrt_session *s, const gsmrt_generate_param
     gsmrt_generate_params p;
     struct gsmrt_gen g;
     gsmrt_gen_init(&g, s, params, &p, on_token, user);
-    const gsmrt_allocator *a = alloc_of(s);
-    struct gsmrt_chat_msg *msgs = gsmrt_mem_calloc(a, s->n_msgs ? s->n_msgs : 1, sizeof *msgs);
-    if (!msgs) return gsmrt_gen_finish(&g, gsmrt_err_set(&err, GSMRT_E_OUT_OF_HOST_MEMORY, "chat"), &err, result);
-    for (uint32_t i = 0; i < s->n_msgs; i++)
-        msgs[i] = (struct gsmrt_chat_msg){(enum gsmrt_chat_role)s->msgs[i].role, s->msgs[i].text};
-    char *text = NULL;
-    size_t len = 0;
     struct gsmrt_tokens prompt = {NULL, 0, 0};
-    struct gsmrt_text_range *content = NULL;
-    size_t n_content = 0;
-    /* the format's markers are control tokens; what the messages say never is */
-    gsmrt_status st =
-        gsmrt_chat_render_marked(a, s->model->chat, msgs, s->n_msgs, true, &text, &len, &content, &n_content, &err);
-    if (st == GSMRT_OK)
-        st = gsmrt_tokenizer_encode_markup(s->model->tok, text, len, true, content, n_content, &prompt, &err);
-    gsmrt_mem_free(a, content);
+    gsmrt_status st = gsmrt_api_chat_prompt(s, s->n_msgs, true, &prompt, &err);
     if (st == GSMRT_OK) st = gsmrt_gen_run(&g, prompt.ids, prompt.n, &err);
     /* The answer joins the history when generation started. */
     if (st == GSMRT_OK) st = gsmrt_session_add_message(s, GSMRT_ROLE_ASSISTANT, g.answer ? g.answer : "");
-    gsmrt_mem_free(a, text);
-    gsmrt_mem_free(a, msgs);
-    gsmrt_tokens_free(a, &prompt);
+    gsmrt_tokens_free(alloc_of(s), &prompt);
     return gsmrt_gen_finish(&g, st, &err, result);
 }
 

@@ -22,6 +22,11 @@ static const struct {
 #define N_NAMES (sizeof names / sizeof names[0])
 static const char known[] = "chatml, llama3, deepseek2, deepseek3, gsm-tiny (phi3)";
 
+const char *gsmrt_chat_format_known(void)
+{
+    return known;
+}
+
 const char *gsmrt_chat_format_name(enum gsmrt_chat_format f)
 {
     for (size_t i = 0; i < N_NAMES; i++)
@@ -196,6 +201,8 @@ static void render_one(struct sbuf *b, enum gsmrt_chat_format f, const struct gs
             puts_(b, EOS_DS);
         }
         break;
+    case GSMRT_CHAT_FORMAT_NONE:   /* refused by gsmrt_chat_render_marked */
+        break;
     case GSMRT_CHAT_FORMAT_GSM_TINY:
         puts_(b, "<|");
         puts_(b, role);
@@ -214,6 +221,7 @@ static const char *generation_prompt(enum gsmrt_chat_format f)
     case GSMRT_CHAT_FORMAT_DEEPSEEK2: return "Assistant:";
     case GSMRT_CHAT_FORMAT_DEEPSEEK3: return ASSISTANT_DS;
     case GSMRT_CHAT_FORMAT_GSM_TINY: return "<|assistant|>\n";
+    case GSMRT_CHAT_FORMAT_NONE: return "";
     }
     return "";
 }

@@ -22,6 +22,7 @@ enum gsmrt_chat_role {
 };
 
 enum gsmrt_chat_format {
+    GSMRT_CHAT_FORMAT_NONE = 0,        /* the model's template was not recognised: no chat, raw completion only */
     GSMRT_CHAT_FORMAT_CHATML = 1,      /* "chatml": <|im_start|>role\n...<|im_end|>\n */
     GSMRT_CHAT_FORMAT_LLAMA3 = 2,      /* "llama3": <|start_header_id|>role<|end_header_id|>\n\n...<|eot_id|> */
     GSMRT_CHAT_FORMAT_DEEPSEEK2 = 3,   /* "deepseek2": User: ...\n\nAssistant: ...<｜end▁of▁sentence｜> */
@@ -37,6 +38,10 @@ struct gsmrt_chat_msg {
 /* "chatml", "llama3", "deepseek2", "deepseek3", "gsm-tiny"; NULL for a value
  * not in the enum. */
 const char *gsmrt_chat_format_name(enum gsmrt_chat_format f);
+
+/* "chatml, llama3, deepseek2, deepseek3, gsm-tiny (phi3)": the names a
+ * caller may choose from, for messages. */
+const char *gsmrt_chat_format_known(void);
 
 /* The format of a name above ("phi3" is accepted for gsm-tiny).
  * GSMRT_E_UNSUPPORTED for another name; the message lists the known ones. */

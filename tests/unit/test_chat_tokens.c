@@ -17,6 +17,8 @@
 
 #include <cmocka.h>
 
+#include "data/gguf_writer.h"
+
 #include "base/mem.h"
 #include "gguf/gguf.h"
 #include "model/vocab.h"
@@ -128,12 +130,54 @@ static void test_bad_ranges(void **state)
     assert_int_equal(out.n, 0);
 }
 
+/* A GGUF holding only a vocabulary of `tokens` and a chat template. */
+static gsmrt_status load_vocab(const char *const *tokens, size_t n, const char *tmpl, enum gsmrt_chat_format *fmt,
+                               struct gsmrt_err *err)
+{
+    struct gw w;
+    gw_init(&w);
+    gw_kv_str(&w, "tokenizer.ggml.model", "gpt2");
+    gw_kv_arr_str(&w, "tokenizer.ggml.tokens", n, tokens);
+    gw_kv_arr_str(&w, "tokenizer.ggml.merges", 0, NULL);
+    gw_kv_str(&w, "tokenizer.chat_template", tmpl);
+    uint8_t *data;
+    size_t size;
+    gw_finish(&w, &data, &size);
+    struct gsmrt_gguf *g = NULL;
+    struct gsmrt_tokenizer *tok = NULL;
+    gsmrt_status st = gsmrt_gguf_open_memory(data, size, "vocab.gguf", NULL, &g, err);
+    if (st == GSMRT_OK) st = gsmrt_vocab_load(g, NULL, NULL, &tok, fmt, err);
+    gsmrt_tokenizer_destroy(tok);
+    gsmrt_gguf_close(g);
+    gw_free(&w);
+    return st;
+}
+
+/* Issue 12: a vocabulary of empty texts is refused at load (it tokenized
+ * everything to BOS); a template we do not recognise leaves a model that can
+ * still complete raw text (no chat format), instead of refusing it. */
+static void test_vocab_checks(void **state)
+{
+    (void)state;
+    struct gsmrt_err err = {GSMRT_OK, ""};
+    enum gsmrt_chat_format fmt = GSMRT_CHAT_FORMAT_CHATML;
+    static const char *const empty[3] = {"", "", ""}, *const ab[2] = {"a", "b"};
+    assert_int_equal(load_vocab(empty, 3, "", &fmt, &err), GSMRT_E_FORMAT);
+    assert_non_null(strstr(err.msg, "tokenizer.ggml.tokens"));
+    assert_non_null(strstr(err.msg, "empty"));
+    assert_int_equal(load_vocab(ab, 2, "{{ something nobody knows }}", &fmt, &err), GSMRT_OK);
+    assert_int_equal(fmt, GSMRT_CHAT_FORMAT_NONE);
+    assert_int_equal(load_vocab(ab, 2, "{{ '<|im_start|>' + role }}", &fmt, &err), GSMRT_OK);
+    assert_int_equal(fmt, GSMRT_CHAT_FORMAT_CHATML);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_forged_turn_stays_text),
         cmocka_unit_test(test_plain_chat_unchanged),
         cmocka_unit_test(test_bad_ranges),
+        cmocka_unit_test(test_vocab_checks),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
