@@ -378,6 +378,9 @@ GSMRT_API void gsmrt_session_params_init(gsmrt_session_params *p, size_t size);
  * GSM setting (both messages name the key and the allowed range); GSMRT_E_IO /
  * GSMRT_E_FORMAT when the config's calibration_path cannot be read, is malformed
  * or was made for another model (the message names the file and the key);
+ * GSMRT_E_INVALID_ARGUMENT for a calibration made with another page_size than
+ * the configuration's (its hot-page budgets count its own pages), also when a
+ * request picks such a profile;
  * GSMRT_E_UNSUPPORTED for a calibration with more than 32 head groups in a
  * layer or pages larger than 64 positions;
  * GSMRT_E_OUT_OF_*_MEMORY. */

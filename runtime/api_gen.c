@@ -103,6 +103,8 @@ gsmrt_status gsmrt_gen_begin(struct gsmrt_gen *g, const int32_t *prompt, size_t 
         const struct gsmrt_gsm_calib *calib = s->calib;
         gsmrt_status st = GSMRT_OK;
         if (g->p->profile && *g->p->profile) st = gsmrt_api_pick_profile(s->model, g->p->profile, &calib, err);
+        if (st == GSMRT_OK && calib && calib != s->calib)
+            st = gsmrt_api_check_calib_pages(calib, g->p->profile, s->gsm->cfg.page_size, err);
         if (st == GSMRT_OK && calib != s->gsm->calib) st = gsmrt_gsm_decode_set_calib(s->gsm, calib, err);
         if (st != GSMRT_OK) return st;
     }

@@ -78,6 +78,12 @@ gsmrt_status gsmrt_api_pick_profile(gsmrt_model *m, const char *name, const stru
 gsmrt_status gsmrt_api_chat_prompt(const gsmrt_session *s, uint32_t n_msgs, bool generation_prompt,
                                    struct gsmrt_tokens *out, struct gsmrt_err *err);
 
+/* A calibration's hot-page budgets count pages of its own page_size: one
+ * made with other pages than the session's is GSMRT_E_INVALID_ARGUMENT,
+ * naming `what` (its file or profile) and both sizes. */
+gsmrt_status gsmrt_api_check_calib_pages(const struct gsmrt_gsm_calib *calib, const char *what, uint32_t page_size,
+                                         struct gsmrt_err *err);
+
 /* Records the error text on the context and returns st. */
 gsmrt_status gsmrt_api_fail(gsmrt_context *ctx, const struct gsmrt_err *err, gsmrt_status st);
 

@@ -141,6 +141,7 @@ gsmrt_status gsmrt_session_create(gsmrt_model *model, const gsmrt_session_params
     /* the calibration (head groups) the config names, checked against the model */
     if (st == GSMRT_OK && gsm_on && gcfg.calibration_path[0])
         st = gsmrt_api_load_calib(model, gcfg.calibration_path, &s->calib, &err);
+    if (st == GSMRT_OK && s->calib) st = gsmrt_api_check_calib_pages(s->calib, gcfg.calibration_path, gcfg.page_size, &err);
     if (st == GSMRT_OK) st = gsm_cache(s, gsm_on ? &gcfg : NULL, &err);
     if (st == GSMRT_OK) st = gsmrt_forward_create(model->dm, n_batch, n_ctx, &s->fwd, &err);
     if (st == GSMRT_OK) s->fwd->gsm = s->gsm;

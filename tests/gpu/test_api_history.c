@@ -196,6 +196,26 @@ static void test_huge_sizes(void **state)
     gsmrt_session_destroy(s);
 }
 
+/* A calibration counts its hot-page budgets in its own pages: one made with
+ * pages of 32 in a session with pages of 16 is refused, naming both (it was
+ * silently applied with the session's size). Its own size is accepted. */
+static void test_calibration_page_size(void **state)
+{
+    struct fixture *f = *state;
+    gsmrt_session_params sp;
+    gsmrt_session_params_init(&sp, sizeof sp);
+    sp.gsm_settings = "calibration_path=" GSMRT_SOURCE_DIR "/models/gsm-tiny.calib.json;page_size=16";
+    gsmrt_session *s = NULL;
+    assert_int_equal(gsmrt_session_create(f->m, &sp, &s), GSMRT_E_INVALID_ARGUMENT);
+    const char *msg = gsmrt_context_last_error(f->ctx);
+    assert_non_null(strstr(msg, "page_size"));
+    assert_non_null(strstr(msg, "pages of 32 positions"));
+    assert_non_null(strstr(msg, "page_size is 16"));
+    sp.gsm_settings = "calibration_path=" GSMRT_SOURCE_DIR "/models/gsm-tiny.calib.json;page_size=32";
+    assert_int_equal(gsmrt_session_create(f->m, &sp, &s), GSMRT_OK);
+    gsmrt_session_destroy(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -203,6 +223,7 @@ int main(void)
         cmocka_unit_test(test_pop_messages),
         cmocka_unit_test(test_context_end_stop),
         cmocka_unit_test(test_huge_sizes),
+        cmocka_unit_test(test_calibration_page_size),
     };
     int failed = cmocka_run_group_tests_name("api_history", tests, setup, teardown);
     return failed + n_errors;
