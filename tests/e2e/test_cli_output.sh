@@ -59,6 +59,11 @@ check "--gsm-set with an unknown key exits 2 and names it" sh -c "[ $rc -eq 2 ] 
 "$gsm" run -m "$model" -p x --gsm-set window > /dev/null 2> "$tmp/e"; rc=$?
 check "--gsm-set without =VALUE exits 2" [ $rc -eq 2 ]
 
+# ---- calibrate on a tiny text (its statistics rounded a hair over 1 and were rejected)
+printf 'Hello there. How are you?\n' > "$tmp/tiny.txt"
+"$gsm" calibrate -m "$model" --data "$tmp/tiny.txt" -o "$tmp/tiny.calib.json" > /dev/null 2> "$tmp/e"; rc=$?
+check "calibrate on a 7-token text exits 0" sh -c "[ $rc -eq 0 ] && [ -s '$tmp/tiny.calib.json' ]"
+
 # ---- a chat whose context fills up keeps answering
 i=0; : > "$tmp/turns"
 while [ $i -lt 8 ]; do echo "Tell me about the sea and the ships, turn $i." >> "$tmp/turns"; i=$((i + 1)); done
