@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -18,13 +19,25 @@
 
 static gsmrt_session *volatile g_session;   /* the session being generated, for the handler */
 static volatile sig_atomic_t g_generating, g_quit;
+static volatile time_t g_answer_end_ms;       /* when the last answer ended (monotonic ms) */
+
+/* A Ctrl-C this soon after an answer ended was meant for the answer (a
+ * second press while it was stopping), not for leaving. */
+#define ANSWER_GRACE_MS 700
+
+static time_t now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);   /* async-signal-safe */
+    return ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
 
 /* During an answer every Ctrl-C only stops it: leaving is for the prompt. */
 static void on_sigint(int sig)
 {
     (void)sig;
     if (g_generating) gsmrt_session_cancel(g_session);   /* an atomic store: safe in a handler */
-    else g_quit = 1;
+    else if (now_ms() - g_answer_end_ms >= ANSWER_GRACE_MS) g_quit = 1;
 }
 
 /* Room for the next turn: while the rendered history and room for an
@@ -204,6 +217,7 @@ int cmd_chat(int argc, char **argv)
         r.struct_size = sizeof r;
         g_generating = 1;
         st = gsmrt_session_generate(s, &o.gen, print_token, NULL, &r);
+        g_answer_end_ms = now_ms();
         g_generating = 0;
         printf("\n");
         if (cli_stdout_errno) {   /* nobody reads the answers any more (main says why) */
