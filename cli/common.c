@@ -61,6 +61,7 @@ const char COMMON_OPTIONS_HELP[] =
     "      --chat-format NAME   gsm-tiny, chatml, llama3, deepseek2, deepseek3 (default: from the model)\n"
     "      --device NAME        Vulkan device index or name (default: GSMRT_DEVICE or the best one)\n"
     "      --validate           enable the Khronos validation layer\n"
+    "      --check-tensors      check every weight for NaN/Inf while loading (names the tensor)\n"
     "      --gsm                GSM: gate the KV cache (grouped, tiered attention), default settings\n"
     "      --gsm-config FILE    GSM configuration (JSON; see README \"GSM configuration\"); implies --gsm\n"
     "      --gate-threshold T   GSM gate threshold in [0, 1) (0 = exact); implies --gsm\n"
@@ -188,6 +189,8 @@ int opts_parse_common(struct opts *o, const char *cmd, int argc, char **argv, in
         o->gen.profile = v;
     } else if (strcmp(a, "--validate") == 0) {
         o->validation = 1;
+    } else if (strcmp(a, "--check-tensors") == 0) {
+        o->check_tensors = true;
     } else if (IS("-v", "--verbose")) {
         o->verbose = true;
     } else {
@@ -267,6 +270,7 @@ bool load_model(const struct opts *o, const char *cmd, gsmrt_context **ctx, gsmr
         mp.progress_user = &ps;
     }
     mp.chat_format = o->chat_format;
+    mp.check_tensors = o->check_tensors;
     st = gsmrt_model_load(*ctx, path, &mp, model);
     if (ps.shown) fprintf(stderr, "\r%60s\r", "");
     if (st != GSMRT_OK) {

@@ -16,6 +16,7 @@ struct opts {
     uint32_t n_ctx, n_batch;
     gsmrt_generate_params gen;
     bool verbose;
+    bool check_tensors;       /* --check-tensors */
     int validation;           /* -1: environment */
     bool gsm;                 /* --gsm */
     const char *gsm_config;   /* --gsm-config FILE */

@@ -258,6 +258,10 @@ typedef struct gsmrt_model_params {
     void *progress_user;
     const char *chat_format;     /* NULL (default): recognise the model's template; else one of
                                     "gsm-tiny", "chatml", "llama3", "deepseek2", "deepseek3" */
+    bool check_tensors;          /* default false: true reads every weight on the host before the
+                                    upload and refuses NaN or infinity (GSMRT_E_FORMAT naming the
+                                    tensor; Q8_0: its block scales). Without it only the
+                                    hyper-parameters are checked for non-finite values. */
 } gsmrt_model_params;
 GSMRT_API void gsmrt_model_params_init(gsmrt_model_params *p, size_t size);
 

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "api_internal.h"
+#include "model/check_tensors.h"
 
 gsmrt_status gsmrt_api_fail(gsmrt_context *ctx, const struct gsmrt_err *err, gsmrt_status st)
 {
@@ -153,6 +154,10 @@ gsmrt_status gsmrt_model_load(gsmrt_context *ctx, const char *path, const gsmrt_
     gsmrt_status st = gsmrt_gguf_open(path, ctx->a, &m->gguf, &err);
     if (st == GSMRT_OK) st = gsmrt_hparams_load(m->gguf, &m->hp, &err);
     if (st == GSMRT_OK) st = gsmrt_vocab_load(m->gguf, ctx->a, p.chat_format, &m->tok, &m->chat, &err);
+    if (st == GSMRT_OK && p.check_tensors) {
+        if (p.progress) p.progress(p.progress_user, "checking the weights", 0.0f);
+        st = gsmrt_check_tensors(m->gguf, &err);
+    }
     if (st == GSMRT_OK)
         st = gsmrt_dmodel_load(ctx->dev, m->gguf, &m->hp, p.progress, p.progress_user, &m->dm,
                                &err);

@@ -64,6 +64,24 @@ printf 'Hello there. How are you?\n' > "$tmp/tiny.txt"
 "$gsm" calibrate -m "$model" --data "$tmp/tiny.txt" -o "$tmp/tiny.calib.json" > /dev/null 2> "$tmp/e"; rc=$?
 check "calibrate on a 7-token text exits 0" sh -c "[ $rc -eq 0 ] && [ -s '$tmp/tiny.calib.json' ]"
 
+# ---- --check-tensors: a NaN in a norm weight is found and named (the model loads without it)
+/usr/bin/python3 - "$model" "$tmp/nan.gguf" "$(dirname "$0")/../../tools" <<'PY'
+import struct, sys
+sys.path.insert(0, sys.argv[3])
+import gguf_io
+g = gguf_io.GGUFFile(sys.argv[1])
+t, shape, off = g.tensors["blk.0.attn_norm.weight"]
+data = bytearray(g.data)
+pos = g.data_start + off + 3 * (4 if t == gguf_io.GGML_F32 else 2)   # element 3
+data[pos:pos + (4 if t == gguf_io.GGML_F32 else 2)] = struct.pack("<f", float("nan")) if t == gguf_io.GGML_F32 else b"\x00\x7e"
+open(sys.argv[2], "wb").write(data)
+PY
+"$gsm" run -m "$tmp/nan.gguf" -p "Hi" -n 2 --check-tensors > /dev/null 2> "$tmp/e"; rc=$?
+check "--check-tensors refuses a NaN weight, naming the tensor" \
+  sh -c "[ $rc -eq 1 ] && grep -q \"tensor 'blk.0.attn_norm.weight': element 3 is not finite\" '$tmp/e'"
+"$gsm" run -m "$tmp/nan.gguf" -p "Hi" -n 2 > /dev/null 2> "$tmp/e"; rc=$?
+check "without --check-tensors the same file loads (what the README states)" [ $rc -eq 0 ]
+
 # ---- a chat whose context fills up keeps answering
 i=0; : > "$tmp/turns"
 while [ $i -lt 8 ]; do echo "Tell me about the sea and the ships, turn $i." >> "$tmp/turns"; i=$((i + 1)); done
