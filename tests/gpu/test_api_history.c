@@ -3,6 +3,7 @@
  * control tokens; the last messages can be taken back and the cache follows;
  * a generation that fills the context says so in its stop reason; sizes near
  * the type limits are refused, not wrapped. */
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -10,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <cmocka.h>
 
@@ -216,6 +218,68 @@ static void test_calibration_page_size(void **state)
     gsmrt_session_destroy(s);
 }
 
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+struct late_cancel {
+    gsmrt_session *s;
+    double delay_ms, at_ms;
+};
+
+static void *cancel_later(void *arg)
+{
+    struct late_cancel *c = arg;
+    double t0 = now_ms();
+    while (now_ms() - t0 < c->delay_ms) nanosleep(&(struct timespec){0, 1000000}, NULL);
+    c->at_ms = now_ms();
+    gsmrt_session_cancel(c->s);
+    return NULL;
+}
+
+/* Issue 12, item 7: a cancel while a prompt is evaluated takes effect within
+ * a chunk of at most 64 tokens, even with n_batch 512 (one step of the whole
+ * prompt before). Timed as ratios within the run: the prompt's full
+ * evaluation, then a cancel a quarter of the way in must return within
+ * half of it (one 64-token chunk is a fifth; one 512-token step would take
+ * the three quarters left). */
+static void test_cancel_within_a_chunk(void **state)
+{
+    struct fixture *f = *state;
+    gsmrt_session_params sp;
+    gsmrt_session_params_init(&sp, sizeof sp);
+    sp.n_ctx = 1024;
+    sp.n_batch = 512;
+    gsmrt_session *s;
+    assert_int_equal(gsmrt_session_create(f->m, &sp, &s), GSMRT_OK);
+    char prompt[520];   /* about 320 tokens: 5 chunks of 64 */
+    size_t n = 0;
+    for (int i = 0; n + 40 < sizeof prompt; i++)
+        n += (size_t)snprintf(prompt + n, sizeof prompt - n, "item %d costs %d coins. ", i, 7 * i + 1);
+    gsmrt_generate_params gp = greedy(1);
+    gsmrt_generate_result r = {.struct_size = sizeof r};
+    assert_int_equal(gsmrt_session_complete(s, prompt, &gp, NULL, NULL, &r), GSMRT_OK);   /* warm-up */
+    assert_true(r.n_prompt_tokens >= 256);
+    gsmrt_session_reset(s);
+    assert_int_equal(gsmrt_session_complete(s, prompt, &gp, NULL, NULL, &r), GSMRT_OK);
+    double full_ms = r.prompt_ms;
+    gsmrt_session_reset(s);
+    struct late_cancel c = {s, full_ms / 4, 0};
+    pthread_t th;
+    pthread_create(&th, NULL, cancel_later, &c);
+    gsmrt_status st = gsmrt_session_complete(s, prompt, &gp, NULL, NULL, &r);
+    double back_ms = now_ms();
+    pthread_join(th, NULL);
+    assert_int_equal(st, GSMRT_E_CANCELLED);
+    print_message("prompt: %.0f ms; a cancel after %.0f ms returned after %.0f ms more\n", full_ms, c.delay_ms,
+                  back_ms - c.at_ms);
+    assert_true(back_ms - c.at_ms < 0.5 * full_ms);
+    gsmrt_session_destroy(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -224,6 +288,7 @@ int main(void)
         cmocka_unit_test(test_context_end_stop),
         cmocka_unit_test(test_huge_sizes),
         cmocka_unit_test(test_calibration_page_size),
+        cmocka_unit_test(test_cancel_within_a_chunk),
     };
     int failed = cmocka_run_group_tests_name("api_history", tests, setup, teardown);
     return failed + n_errors;
