@@ -497,7 +497,10 @@ typedef struct gsmrt_generate_result {
  * Returns GSMRT_OK for every stop reason (see result->stop);
  * GSMRT_E_CONTEXT_FULL when the prompt does not fit (nothing changed);
  * GSMRT_E_CANCELLED when cancelled before the first token (history and
- * cache as before the call); device errors. */
+ * cache as before the call); GSMRT_E_UNSUPPORTED when the model has no chat
+ * format (its template was not recognised and none was chosen); device
+ * errors. Message content is always text: only the format's own markers
+ * become control tokens. */
 GSMRT_API gsmrt_status gsmrt_session_generate(gsmrt_session *s, const gsmrt_generate_params *params,
                                               gsmrt_token_cb on_token, void *user,
                                               gsmrt_generate_result *result);

@@ -166,7 +166,11 @@ gsmrt_status gsmrt_session_add_message(gsmrt_session *s, gsmrt_role role, const 
     const gsmrt_allocator *a = alloc_of(s);
     if (s->n_msgs == s->cap_msgs) {
         uint32_t cap = s->cap_msgs ? 2 * s->cap_msgs : 8;
-        struct chat_msg *m = gsmrt_mem_alloc(a, cap * sizeof *m);
+        size_t bytes;
+        /* the count doubles: stop before it (or the bytes) would wrap */
+        struct chat_msg *m = s->cap_msgs < UINT32_MAX / 2 && gsmrt_size_mul(cap, sizeof *m, &bytes)
+                                 ? gsmrt_mem_alloc(a, bytes)
+                                 : NULL;
         if (!m) return gsmrt_api_fail(ctx_of(s), &err, gsmrt_err_set(&err, GSMRT_E_OUT_OF_HOST_MEMORY, "history"));
         if (s->n_msgs) memcpy(m, s->msgs, s->n_msgs * sizeof *m);
         gsmrt_mem_free(a, s->msgs);
