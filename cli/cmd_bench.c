@@ -301,6 +301,7 @@ static gsmrt_status kind_open(struct bench *b, struct kind *k, uint32_t ci, enum
     b->cur = cur;
     gsmrt_generate_params gp;
     gsmrt_generate_params_init(&gp, sizeof gp);
+    gp.cancel_step = UINT32_MAX;   /* prefill in whole batches, as measured before issue 12 */
     gp.max_tokens = 0;
     gp.temperature = 0.0f;
     gp.ignore_eos = true;
@@ -343,6 +344,7 @@ static gsmrt_status teacher_force(struct bench *b, gsmrt_session *s, uint32_t ci
 {
     gsmrt_generate_params gp;
     gsmrt_generate_params_init(&gp, sizeof gp);
+    gp.cancel_step = UINT32_MAX;   /* prefill in whole batches, as measured before issue 12 */
     gp.max_tokens = 0;
     gp.temperature = 0.0f;
     gp.ignore_eos = true;
@@ -465,6 +467,7 @@ static gsmrt_status run_once(struct bench *b, struct cell *c, struct kind *k, ui
     if (st != GSMRT_OK) return fail(b, c, st, "gsm stats");
     gsmrt_generate_params gp;
     gsmrt_generate_params_init(&gp, sizeof gp);
+    gp.cancel_step = UINT32_MAX;   /* prefill in whole batches, as measured before issue 12 */
     gp.max_tokens = b->gen;
     gp.temperature = 0.0f;
     gp.ignore_eos = true;

@@ -90,6 +90,8 @@ int cmd_run(int argc, char **argv)
         }
     }
     o.gen.parse_special = parse_special;
+    /* nothing cancels a run (Ctrl-C ends the process): prefill in whole batches */
+    o.gen.cancel_step = UINT32_MAX;
     if (prompt && file) {
         fprintf(stderr, "gsm run: -p and -f both give the prompt: use one of them\n");
         return EXIT_USAGE;

@@ -35,13 +35,13 @@ gsmrt_status gsmrt_api_past_append(gsmrt_session *s, const int32_t *toks, size_t
     return GSMRT_OK;
 }
 
-/* Evaluates toks[0..n) after past, leaving the logits of the last token in
- * s->logits. Cancellation is checked between steps, so a step holds at
- * most GSMRT_GEN_CANCEL_STEP tokens (fewer when n_batch is smaller): a
- * cancel takes effect within one such chunk of a prompt. */
-static gsmrt_status eval(gsmrt_session *s, const int32_t *toks, size_t n, struct gsmrt_err *err)
+/* Evaluates toks[0..n) after past, at most `most` tokens per step (at most
+ * n_batch), leaving the logits of the last token in s->logits.
+ * Cancellation is checked between steps: a cancel takes effect within one
+ * step of a prompt. */
+static gsmrt_status eval(gsmrt_session *s, const int32_t *toks, size_t n, uint32_t most, struct gsmrt_err *err)
 {
-    uint32_t most = s->n_batch < GSMRT_GEN_CANCEL_STEP ? s->n_batch : GSMRT_GEN_CANCEL_STEP;
+    if (most == 0 || most > s->n_batch) most = s->n_batch;
     for (size_t done = 0; done < n;) {
         if (atomic_load(&s->cancel)) return gsmrt_err_set(err, GSMRT_E_CANCELLED, "cancelled");
         uint32_t step = n - done < most ? (uint32_t)(n - done) : most;
@@ -115,7 +115,8 @@ gsmrt_status gsmrt_gen_begin(struct gsmrt_gen *g, const int32_t *prompt, size_t 
     if (s->gsm && k > 0) gsmrt_gsm_decode_new_turn(s->gsm);
     s->past.n = k;
     g->keep = k;
-    gsmrt_status st = eval(s, prompt + k, n_prompt - k, err);
+    uint32_t step = g->p->cancel_step ? g->p->cancel_step : GSMRT_GEN_CANCEL_STEP;
+    gsmrt_status st = eval(s, prompt + k, n_prompt - k, step, err);
     if (st != GSMRT_OK) {
         if (s->past.n > k) s->past.n = k;
         return st;
@@ -211,7 +212,7 @@ gsmrt_status gsmrt_gen_run(struct gsmrt_gen *g, const int32_t *prompt, size_t n_
         int32_t tok;
         st = gsmrt_gen_next(g, &tok, err);
         if (st != GSMRT_OK || g->done) break;
-        st = eval(g->s, &tok, 1, err);
+        st = eval(g->s, &tok, 1, 1, err);
         if (st == GSMRT_E_CANCELLED) {   /* cancelled while the step waited: keep the partial answer */
             g->r.stop = GSMRT_STOP_CANCELLED;
             st = GSMRT_OK;
