@@ -13,6 +13,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -150,6 +151,7 @@ static gsmrt_status load_vocab(const char *const *tokens, size_t n, const char *
     gsmrt_tokenizer_destroy(tok);
     gsmrt_gguf_close(g);
     gw_free(&w);
+    free(data);
     return st;
 }
 
