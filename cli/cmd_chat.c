@@ -133,7 +133,8 @@ int cmd_chat(int argc, char **argv)
             printf("usage: gsm chat [-m MODEL] [--system TEXT] [options]\n\n"
                    "An interactive chat in the terminal (the bundled model by default). Type a message\n"
                    "and press Enter; the answer streams as it is generated. Ctrl-C stops an answer,\n"
-                   "Ctrl-C at the prompt or Ctrl-D leaves. Commands: /reset, /stats, /help.\n\n"
+                   "Ctrl-C at the prompt or Ctrl-D leaves. Commands: /reset, /stats, /help. When the\n"
+                   "context (-c) is full, the oldest exchanges are forgotten (the system message stays).\n\n"
                    "      --system TEXT        a system message at the start of the chat\n%s",
                    COMMON_OPTIONS_HELP);
             return 0;

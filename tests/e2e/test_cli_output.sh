@@ -3,7 +3,9 @@
 # semantics (issue 12): output that cannot be written is an error and stops
 # the work (a full disk, a reader that left with SIGPIPE ignored); a run that
 # fills the context says so; a raw prompt's control-token text is parsed
-# unless --no-parse-special; conflicting or malformed options exit 2; a chat
+# unless --no-parse-special; conflicting or malformed options exit 2;
+# calibrate works on a tiny text; --check-tensors finds a NaN weight; a model
+# whose chat template is not recognised still runs raw completion; a chat
 # whose context fills up keeps answering, forgetting the oldest exchanges.
 set -u
 gsm=$1 model=$2
@@ -81,6 +83,25 @@ check "--check-tensors refuses a NaN weight, naming the tensor" \
   sh -c "[ $rc -eq 1 ] && grep -q \"tensor 'blk.0.attn_norm.weight': element 3 is not finite\" '$tmp/e'"
 "$gsm" run -m "$tmp/nan.gguf" -p "Hi" -n 2 > /dev/null 2> "$tmp/e"; rc=$?
 check "without --check-tensors the same file loads (what the README states)" [ $rc -eq 0 ]
+
+# ---- a chat template we do not recognise: raw completion runs, the chat asks for --chat-format
+/usr/bin/python3 - "$model" "$tmp/notmpl.gguf" <<'PY'
+import struct, sys
+data = bytearray(open(sys.argv[1], "rb").read())
+key = b"tokenizer.chat_template"
+at = data.index(struct.pack("<Q", len(key)) + key) + 8 + len(key)
+assert struct.unpack_from("<I", data, at)[0] == 8          # a string
+n = struct.unpack_from("<Q", data, at + 4)[0]
+data[at + 12:at + 12 + n] = b"x" * n                       # same length, no known marker
+open(sys.argv[2], "wb").write(data)
+PY
+"$gsm" run -m "$tmp/notmpl.gguf" -p "Once upon" -n 4 > /dev/null 2> "$tmp/e"; rc=$?
+check "run works with an unrecognised chat template" [ $rc -eq 0 ]
+"$gsm" chat -m "$tmp/notmpl.gguf" < /dev/null > /dev/null 2> "$tmp/e"; rc=$?
+check "chat with an unrecognised template exits 1 and asks for --chat-format" \
+  sh -c "[ $rc -eq 1 ] && grep -q -- '--chat-format' '$tmp/e'"
+echo "Hi" | "$gsm" chat -m "$tmp/notmpl.gguf" --chat-format gsm-tiny -n 4 > /dev/null 2> "$tmp/e"; rc=$?
+check "chat with an unrecognised template and --chat-format runs" [ $rc -eq 0 ]
 
 # ---- a chat whose context fills up keeps answering
 i=0; : > "$tmp/turns"
