@@ -25,6 +25,9 @@ check "devices > /dev/full exits 1" sh -c "[ $rc -eq 1 ] && grep -q 'cannot writ
 head -c 1500 "$(dirname "$0")/../data/golden/heldout.txt" > "$tmp/text"
 "$gsm" perplexity -m "$model" -f "$tmp/text" -c 64 > /dev/full 2> "$tmp/e"; rc=$?
 check "perplexity > /dev/full exits 1" sh -c "[ $rc -eq 1 ] && grep -q 'cannot write' '$tmp/e'"
+"$gsm" bench -m "$model" --ctx 256 --gen 8 --batch 2 -b 32 --gsm keep --repeat 1 > /dev/full 2> "$tmp/e"; rc=$?
+check "bench > /dev/full stops at the table's header and exits 1" \
+  sh -c "[ $rc -eq 1 ] && grep -q 'cannot write' '$tmp/e' && ! grep -q 'prefill' '$tmp/e'"
 # The reader leaves after 1 byte; with SIGPIPE ignored the run must stop at the
 # next write (100,000 tokens would take many minutes).
 start=$(date +%s)
