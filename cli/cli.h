@@ -3,6 +3,7 @@
 #ifndef GSM_CLI_H
 #define GSM_CLI_H
 
+#include <stdbool.h>
 #include <stdio.h>
 
 #include "gsmrt.h"
@@ -22,6 +23,12 @@ int cmd_serve(int argc, char **argv);
  * gsmrt_file_free); NULL after printing why. A regular file only (never
  * blocks on a FIFO), at most GSMRT_TEXT_FILE_MAX_BYTES, no NUL byte. */
 char *cli_read_file(const char *cmd, const char *path);
+
+/* Flushes stdout: false once a write to it failed (a full disk, a reader
+ * that left with SIGPIPE ignored); main then reports it and exits 1. */
+bool cli_stdout_flush(void);
+/* errno of the first failed write to stdout (0: none). */
+extern int cli_stdout_errno;
 
 /* Writes s as a JSON string literal (quotes and escapes included). */
 void json_string(FILE *f, const char *s);

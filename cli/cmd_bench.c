@@ -301,6 +301,7 @@ static gsmrt_status kind_open(struct bench *b, struct kind *k, uint32_t ci, enum
     b->cur = cur;
     gsmrt_generate_params gp;
     gsmrt_generate_params_init(&gp, sizeof gp);
+    gp.cancel_step = UINT32_MAX;   /* prefill in whole batches, as measured before issue 12 */
     gp.max_tokens = 0;
     gp.temperature = 0.0f;
     gp.ignore_eos = true;
@@ -344,6 +345,7 @@ static gsmrt_status teacher_force(struct bench *b, gsmrt_session *s, uint32_t ci
 {
     gsmrt_generate_params gp;
     gsmrt_generate_params_init(&gp, sizeof gp);
+    gp.cancel_step = UINT32_MAX;   /* prefill in whole batches, as measured before issue 12 */
     gp.max_tokens = 0;
     gp.temperature = 0.0f;
     gp.ignore_eos = true;
@@ -466,6 +468,7 @@ static gsmrt_status run_once(struct bench *b, struct cell *c, struct kind *k, ui
     if (st != GSMRT_OK) return fail(b, c, st, "gsm stats");
     gsmrt_generate_params gp;
     gsmrt_generate_params_init(&gp, sizeof gp);
+    gp.cancel_step = UINT32_MAX;   /* prefill in whole batches, as measured before issue 12 */
     gp.max_tokens = b->gen;
     gp.temperature = 0.0f;
     gp.ignore_eos = true;
@@ -1005,10 +1008,11 @@ int cmd_bench(int argc, char **argv)
      * matrix shows its results as it goes */
     print_header(b, stdout);
     print_table_header(stdout);
-    fflush(stdout);
+    /* the first failed write stops the run (main reports it) */
+    bool out_ok = cli_stdout_flush();
     bool all_ok = true, json_ok = true;
     double wall_s = 0;
-    for (uint32_t i0 = 0; i0 < n_cells;) {
+    for (uint32_t i0 = 0; i0 < n_cells && out_ok;) {
         uint32_t ci = ctx_index(b, cells[i0].ctx), i1 = i0;
         bool need_keep = false, need_swap = false;
         for (; i1 < n_cells && cells[i1].ctx == cells[i0].ctx; i1++) {
@@ -1043,7 +1047,7 @@ int cmd_bench(int argc, char **argv)
             if (cells[i].st != GSMRT_OK)
                 fprintf(stderr, "%sgsm bench: %s\n", b->tty ? "\r\033[K" : "", cells[i].err);
             print_row(&cells[i], stdout);
-            fflush(stdout);
+            if (!(out_ok = cli_stdout_flush())) break;
             wall_s = (now_ms() - b->t_start) / 1000.0;
             if (b->json_path) json_ok = write_json(b, cells, i + 1, wall_s);
         }

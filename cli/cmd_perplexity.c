@@ -60,6 +60,12 @@ int cmd_perplexity(int argc, char **argv)
     sp.n_ctx = window;
     sp.n_batch = o.n_batch;
     gsmrt_status st = gsmrt_session_create(model, &sp, &s);
+    if (st != GSMRT_OK) {
+        int code = session_failed("perplexity", ctx, st);
+        unload(ctx, model, NULL);
+        free(text);
+        return code;
+    }
     gsmrt_perplexity_result r;
     memset(&r, 0, sizeof r);
     r.struct_size = sizeof r;

@@ -14,6 +14,8 @@ static void usage(FILE *f)
                "generated.\n\n"
                "  -p, --prompt TEXT        the text to continue (required)\n"
                "  -f, --file PATH          read the prompt from a file instead\n"
+               "      --no-parse-special   the prompt is plain text: control-token text such as <|end|> stays\n"
+               "                           text (default: it becomes those control tokens, as in llama-cli)\n"
                "      --stats              GSM statistics on stderr: a line per decode step, then the totals\n"
                "%s",
             COMMON_OPTIONS_HELP);
@@ -42,7 +44,7 @@ int cmd_run(int argc, char **argv)
     struct opts o;
     opts_init(&o);
     const char *prompt = NULL, *file = NULL;
-    bool stats = false;
+    bool stats = false, parse_special = true;
     for (int i = 1; i < argc; i++) {
         int r = opts_parse_common(&o, "run", argc, argv, &i);
         if (r < 0) return EXIT_USAGE;
@@ -50,6 +52,7 @@ int cmd_run(int argc, char **argv)
         if ((strcmp(argv[i], "-p") == 0 || strcmp(argv[i], "--prompt") == 0) && i + 1 < argc) prompt = argv[++i];
         else if ((strcmp(argv[i], "-f") == 0 || strcmp(argv[i], "--file") == 0) && i + 1 < argc) file = argv[++i];
         else if (strcmp(argv[i], "--stats") == 0) stats = true;
+        else if (strcmp(argv[i], "--no-parse-special") == 0) parse_special = false;
         else if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
             usage(stdout);
             return 0;
@@ -57,6 +60,13 @@ int cmd_run(int argc, char **argv)
             fprintf(stderr, "gsm run: unknown option or missing value '%s' (see gsm run --help)\n", argv[i]);
             return EXIT_USAGE;
         }
+    }
+    o.gen.parse_special = parse_special;
+    /* nothing cancels a run (Ctrl-C ends the process): prefill in whole batches */
+    o.gen.cancel_step = UINT32_MAX;
+    if (prompt && file) {
+        fprintf(stderr, "gsm run: -p and -f both give the prompt: use one of them\n");
+        return EXIT_USAGE;
     }
     if (!prompt && !file) {
         fprintf(stderr, "gsm run: a prompt is required (-p TEXT or -f FILE)\n");
@@ -76,6 +86,12 @@ int cmd_run(int argc, char **argv)
     gsmrt_session_params sp;
     opts_session_params(&o, &sp);
     gsmrt_status st = gsmrt_session_create(model, &sp, &s);
+    if (st != GSMRT_OK) {
+        int code = session_failed("run", ctx, st);
+        unload(ctx, model, NULL);
+        free(owned);
+        return code;
+    }
     gsmrt_generate_result r;
     memset(&r, 0, sizeof r);
     r.struct_size = sizeof r;
@@ -88,6 +104,15 @@ int cmd_run(int argc, char **argv)
         rc = EXIT_RUNTIME;
     } else {
         printf("\n");
+        fflush(stdout);   /* the answer ends before the notes on stderr */
+        if (r.stop == GSMRT_STOP_CONTEXT_END)
+            fprintf(stderr, "gsm run: stopped after %u tokens: the context of %u positions is full (-c)\n",
+                    r.n_tokens, gsmrt_session_n_ctx(s));
+        else if (o.verbose)
+            fprintf(stderr, "stopped: %s\n",
+                    r.stop == GSMRT_STOP_EOS ? "the model ended the text"
+                    : r.stop == GSMRT_STOP_MAX_TOKENS ? "the -n limit was reached"
+                    : r.stop == GSMRT_STOP_CALLBACK ? "the output could not be written" : "cancelled");
         if (o.verbose)
             fprintf(stderr,
                     "prompt: %u tokens in %.1f ms (%.1f tokens/s); time to first token %.1f ms; "

@@ -72,6 +72,7 @@ const char COMMON_OPTIONS_HELP[] =
     "      --chat-format NAME   gsm-tiny, chatml, llama3, deepseek2, deepseek3 (default: from the model)\n"
     "      --device NAME        Vulkan device index or name (default: GSMRT_DEVICE or the best one)\n"
     "      --validate           enable the Khronos validation layer\n"
+    "      --check-tensors      check every weight for NaN/Inf while loading (names the tensor)\n"
     "      --gsm                GSM: gate the KV cache (grouped, tiered attention), default settings\n"
     "      --gsm-config FILE    GSM configuration (JSON; see README \"GSM configuration\"); implies --gsm\n"
     "      --gate-threshold T   GSM gate threshold in [0, 1) (0 = exact); implies --gsm\n"
@@ -143,6 +144,10 @@ int opts_parse_common(struct opts *o, const char *cmd, int argc, char **argv, in
         o->chat_format = v;
     } else if (strcmp(a, "--device") == 0) {
         NEED_VALUE();
+        if (!*v || v[0] == '-') {
+            fprintf(stderr, "gsm %s: %s expects a device index (0, 1, ...) or a name, got '%s'\n", cmd, a, v);
+            return -1;
+        }
         o->device = v;
     } else if (strcmp(a, "--ignore-eos") == 0) {
         o->gen.ignore_eos = true;
@@ -153,6 +158,15 @@ int opts_parse_common(struct opts *o, const char *cmd, int argc, char **argv, in
         o->gsm_config = v;
     } else if (strcmp(a, "--gate-threshold") == 0 || strcmp(a, "--gsm-set") == 0) {
         NEED_VALUE();
+        float t = 0.0f;
+        if (strcmp(a, "--gate-threshold") == 0 && (!parse_float(cmd, a, v, 0.0f, 1.0f, &t) || t >= 1.0f)) {
+            if (t >= 1.0f) fprintf(stderr, "gsm %s: %s expects a number in [0, 1), got '%s'\n", cmd, a, v);
+            return -1;
+        }
+        if (strcmp(a, "--gsm-set") == 0 && (!strchr(v, '=') || v[0] == '=' || strchr(v, ';'))) {
+            fprintf(stderr, "gsm %s: %s expects KEY=VALUE (one setting), got '%s'\n", cmd, a, v);
+            return -1;
+        }
         size_t used = strlen(o->gsm_settings);
         int w = snprintf(o->gsm_settings + used, sizeof o->gsm_settings - used, "%s%s%s", used ? ";" : "",
                          strcmp(a, "--gsm-set") == 0 ? "" : "gate_threshold=", v);
@@ -186,6 +200,8 @@ int opts_parse_common(struct opts *o, const char *cmd, int argc, char **argv, in
         o->gen.profile = v;
     } else if (strcmp(a, "--validate") == 0) {
         o->validation = 1;
+    } else if (strcmp(a, "--check-tensors") == 0) {
+        o->check_tensors = true;
     } else if (IS("-v", "--verbose")) {
         o->verbose = true;
     } else {
@@ -265,6 +281,7 @@ bool load_model(const struct opts *o, const char *cmd, gsmrt_context **ctx, gsmr
         mp.progress_user = &ps;
     }
     mp.chat_format = o->chat_format;
+    mp.check_tensors = o->check_tensors;
     st = gsmrt_model_load(*ctx, path, &mp, model);
     if (ps.shown) fprintf(stderr, "\r%60s\r", "");
     if (st != GSMRT_OK) {
@@ -316,6 +333,13 @@ bool load_model(const struct opts *o, const char *cmd, gsmrt_context **ctx, gsmr
     return true;
 }
 
+int session_failed(const char *cmd, gsmrt_context *ctx, gsmrt_status st)
+{
+    fprintf(stderr, "gsm %s: %s (%s)\n", cmd, gsmrt_context_last_error(ctx), gsmrt_status_name(st));
+    /* a bad --gsm-set key or value, a context out of range: the command line is wrong */
+    return st == GSMRT_E_INVALID_ARGUMENT ? EXIT_USAGE : EXIT_RUNTIME;
+}
+
 void opts_session_params(const struct opts *o, gsmrt_session_params *sp)
 {
     gsmrt_session_params_init(sp, sizeof *sp);
@@ -333,10 +357,24 @@ void unload(gsmrt_context *ctx, gsmrt_model *model, gsmrt_session *s)
     gsmrt_context_destroy(ctx);
 }
 
+int cli_stdout_errno;
+
+bool cli_stdout_flush(void)
+{
+    errno = 0;
+    bool ok = fflush(stdout) == 0 && !ferror(stdout);
+    if (!ok && !cli_stdout_errno) cli_stdout_errno = errno ? errno : EIO;
+    return ok;
+}
+
+/* Stops the generation at the first failed write. */
 bool print_token(void *user, const gsmrt_token *tok)
 {
     (void)user;
-    fwrite(tok->text, 1, tok->text_len, stdout);
-    fflush(stdout);
-    return true;
+    errno = 0;
+    if (tok->text_len && fwrite(tok->text, 1, tok->text_len, stdout) != tok->text_len) {
+        if (!cli_stdout_errno) cli_stdout_errno = errno ? errno : EIO;
+        return false;
+    }
+    return cli_stdout_flush();
 }

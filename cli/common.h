@@ -16,6 +16,7 @@ struct opts {
     uint32_t n_ctx, n_batch;
     gsmrt_generate_params gen;
     bool verbose;
+    bool check_tensors;       /* --check-tensors */
     int validation;           /* -1: environment */
     bool gsm;                 /* --gsm */
     const char *gsm_config;   /* --gsm-config FILE */
@@ -27,6 +28,10 @@ struct opts {
     uint32_t n_profiles;
     const char *use_profile;  /* --use-profile NAME (else the first --profile) */
 };
+
+/* Prints why gsmrt_session_create failed; the exit code: 2 for a bad
+ * setting (GSMRT_E_INVALID_ARGUMENT: --gsm-set, --gate-threshold), else 1. */
+int session_failed(const char *cmd, gsmrt_context *ctx, gsmrt_status st);
 
 /* Session params with the common options (context, batch, GSM). */
 void opts_session_params(const struct opts *o, gsmrt_session_params *sp);

@@ -1,4 +1,5 @@
 /* main.c -- `gsm`: parse the subcommand, hand over to it. */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -26,7 +27,21 @@ static void usage(FILE *f)
             gsmrt_version_string());
 }
 
+static int command(int argc, char **argv);
+
+/* Output that did not reach stdout is a failure, whatever the command
+ * thought: `gsm run > /dev/full` must not exit 0. */
 int main(int argc, char **argv)
+{
+    int rc = command(argc, argv);
+    if (!cli_stdout_flush()) {
+        fprintf(stderr, "gsm: cannot write the output: %s\n", strerror(cli_stdout_errno));
+        if (rc == 0) rc = EXIT_RUNTIME;
+    }
+    return rc;
+}
+
+static int command(int argc, char **argv)
 {
     if (gsmrt_version() != GSMRT_VERSION) {
         fprintf(stderr, "gsm: library version %s does not match the header this program was built with\n",

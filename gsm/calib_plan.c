@@ -36,6 +36,11 @@ void gsmrt_gsm_head_acc_add(struct gsmrt_gsm_head_acc *acc, const float *probs, 
     acc->n_rows++;
 }
 
+static double clamp01(double v)
+{
+    return v > 1 ? 1 : v > 0 ? v : 0;
+}
+
 void gsmrt_gsm_head_acc_finish(const struct gsmrt_gsm_head_acc *acc, uint32_t n_bands,
                                struct gsmrt_gsm_head_stats *out)
 {
@@ -44,10 +49,19 @@ void gsmrt_gsm_head_acc_finish(const struct gsmrt_gsm_head_acc *acc, uint32_t n_
         out->band_mass[0] = 1;
         return;
     }
-    double n = (double)acc->n_rows;
-    for (uint32_t b = 0; b < n_bands; b++) out->band_mass[b] = (float)(acc->band_mass[b] / n);
-    out->sink_share = (float)(acc->sink_share / n);
-    out->entropy = (float)(acc->entropy / n);
+    /* The band masses are shares of one distribution, but rows summed on the
+     * device in float can total 1 + 1e-7: normalised and clamped here, a
+     * tiny text's near-diagonal head gets exactly 1, not a value its own
+     * check ([0, 1]) rejects. */
+    double n = (double)acc->n_rows, total = 0;
+    for (uint32_t b = 0; b < n_bands; b++) total += acc->band_mass[b] > 0 ? acc->band_mass[b] : 0;
+    if (!(total > 0)) {
+        out->band_mass[0] = 1;
+    } else {
+        for (uint32_t b = 0; b < n_bands; b++) out->band_mass[b] = (float)clamp01(acc->band_mass[b] / total);
+    }
+    out->sink_share = (float)clamp01(acc->sink_share / n);
+    out->entropy = (float)(acc->entropy > 0 ? acc->entropy / n : 0);
 }
 
 /* Window and budget of a group from its mean band masses. */

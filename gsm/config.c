@@ -27,7 +27,8 @@ struct key {
 static const struct key KEYS[] = {
     {"enabled", K_BOOL, 0, 0, false, false, false, F(enabled)},
     {"num_groups", K_U32, 1, 256, false, false, false, F(num_groups)},
-    {"page_size", K_U32, 8, 256, false, false, true, F(page_size)},
+    /* 64: the largest page the GSM attention kernels take (GSMRT_K_GSM_MAX_PAGE_SIZE) */
+    {"page_size", K_U32, 8, 64, false, false, true, F(page_size)},
     {"gate_threshold", K_REAL, 0, 1, false, true, false, F(gate_threshold)},
     {"low_freq_policy", K_POLICY, 0, 0, false, false, false, F(low_freq_policy)},
     {"calibration_path", K_PATH, 0, 0, false, false, false, F(calibration_path)},

@@ -31,7 +31,7 @@ struct gsmrt_gsm_config {
     bool enabled;                /* default true; GSM still stays off below min_context */
     uint32_t num_groups;         /* head groups per layer, [1, 256], default 8 (at most the head
                                     count: with fewer heads each head is its own group) */
-    uint32_t page_size;          /* positions per page, power of two in [8, 256], default 32 */
+    uint32_t page_size;          /* positions per page, power of two in [8, 64], default 32 */
     double gate_threshold;       /* [0, 1), default 0.05, see GSMRT_GSM_DEFAULT_GATE_THRESHOLD */
     enum gsmrt_gsm_low_freq low_freq_policy;   /* "auto" (default) | "keep" | "swap" */
     char calibration_path[GSMRT_GSM_PATH_MAX]; /* "" (default): no calibration, one policy for all */

@@ -290,15 +290,23 @@ typedef struct gsmrt_model_params {
     void *progress_user;
     const char *chat_format;     /* NULL (default): recognise the model's template; else one of
                                     "gsm-tiny", "chatml", "llama3", "deepseek2", "deepseek3" */
+    bool check_tensors;          /* default false: true reads every weight on the host before the
+                                    upload and refuses NaN or infinity (GSMRT_E_FORMAT naming the
+                                    tensor; Q8_0: its block scales). Without it only the
+                                    hyper-parameters are checked for non-finite values. */
 } gsmrt_model_params;
 GSMRT_API void gsmrt_model_params_init(gsmrt_model_params *p, size_t size);
 
 /* Loads a GGUF model and uploads its weights to the device. p may be NULL.
  * Returns GSMRT_OK; GSMRT_E_IO (cannot open/map); GSMRT_E_FORMAT (malformed
  * file, missing/mistyped key, tensor shape against the hyper-parameters;
- * the message names the file and the key or tensor); GSMRT_E_UNSUPPORTED
- * (architecture, tensor type, chat template not known: the message lists the
- * formats that can be chosen with chat_format); GSMRT_E_OUT_OF_*_MEMORY.
+ * the message names the file and the key or tensor; also a vocabulary whose
+ * token texts are all empty); GSMRT_E_UNSUPPORTED (architecture, tensor
+ * type, a chat_format name not known: the message lists the known ones);
+ * GSMRT_E_OUT_OF_*_MEMORY. A chat template that is absent or not recognised
+ * is not an error: the model completes raw text, its model_info.chat_format
+ * is "", and gsmrt_session_generate is GSMRT_E_UNSUPPORTED until the model is
+ * loaded with a chat_format.
  * Nothing is left allocated on failure; *out is NULL. */
 GSMRT_API gsmrt_status gsmrt_model_load(gsmrt_context *ctx, const char *path, const gsmrt_model_params *p,
                                         gsmrt_model **out);
@@ -311,7 +319,7 @@ typedef struct gsmrt_model_info {
     uint32_t struct_size;
     char name[128];          /* general.name */
     char arch[32];           /* "deepseek2" */
-    char chat_format[32];    /* the format in use */
+    char chat_format[32];    /* the format in use; "": none (template not recognised, no chat) */
     uint32_t n_vocab, n_ctx_train, n_layer, n_embd, n_head;
     uint64_t weight_bytes;   /* on the device */
 } gsmrt_model_info;
@@ -383,8 +391,11 @@ GSMRT_API gsmrt_status gsmrt_model_load_profile(gsmrt_model *model, const char *
 
 typedef struct gsmrt_session_params {
     uint32_t struct_size;
-    uint32_t n_ctx;     /* positions the session can hold; 0 (default): min(4096, the model's) */
-    uint32_t n_batch;   /* prompt tokens per step; 0 (default): 256 */
+    uint32_t n_ctx;     /* positions the session can hold; 0 (default): min(4096, the model's);
+                           at most 16777216 (GSMRT_E_INVALID_ARGUMENT above) */
+    uint32_t n_batch;   /* prompt tokens per step; 0 (default): 256; 1..16777216. The prompts of
+                           generate and complete take at most gsmrt_generate_params.cancel_step
+                           (default 64) per step, so that a cancel takes effect quickly */
     /* GSM (grouped, tiered KV): on when `gsm` is true or a config or settings
      * are given (a config may still say "enabled": false). `gsm_config` is a
      * JSON file (keys in README "GSM configuration"); `gsm_settings` holds
@@ -402,6 +413,9 @@ GSMRT_API void gsmrt_session_params_init(gsmrt_session_params *p, size_t size);
  * GSM setting (both messages name the key and the allowed range); GSMRT_E_IO /
  * GSMRT_E_FORMAT when the config's calibration_path cannot be read, is malformed
  * or was made for another model (the message names the file and the key);
+ * GSMRT_E_INVALID_ARGUMENT for a calibration made with another page_size than
+ * the configuration's (its hot-page budgets count its own pages), also when a
+ * request picks such a profile;
  * GSMRT_E_UNSUPPORTED for a calibration with more than 32 head groups in a
  * layer or pages larger than 64 positions;
  * GSMRT_E_OUT_OF_*_MEMORY. */
@@ -422,6 +436,32 @@ GSMRT_API gsmrt_status gsmrt_session_add_message(gsmrt_session *s, gsmrt_role ro
 /* Forgets the chat history and the KV cache. */
 GSMRT_API void gsmrt_session_reset(gsmrt_session *s);
 
+/* Removes the last n messages of the chat history (a turn the caller takes
+ * back, or a user message whose turn failed). The KV cache keeps only the
+ * positions that still start the rendered history (gsmrt_session_n_past
+ * shows it); the next generate evaluates the rest. GSMRT_E_INVALID_ARGUMENT
+ * (nothing removed) when the history holds fewer than n messages. */
+GSMRT_API gsmrt_status gsmrt_session_pop_messages(gsmrt_session *s, uint32_t n);
+
+/* Removes messages first..first+n-1 (0 is the oldest), for example the
+ * oldest exchanges after a system message when the context is full; the
+ * cache follows as for gsmrt_session_pop_messages. GSMRT_E_INVALID_ARGUMENT
+ * (nothing removed) when they are not all in the history. */
+GSMRT_API gsmrt_status gsmrt_session_remove_messages(gsmrt_session *s, uint32_t first, uint32_t n);
+
+/* Messages in the chat history; positions the KV cache holds (the tokens of
+ * the conversation so far that a next turn does not evaluate again). */
+GSMRT_API uint32_t gsmrt_session_n_messages(const gsmrt_session *s);
+GSMRT_API uint32_t gsmrt_session_n_past(const gsmrt_session *s);
+/* Positions the session's context holds (gsmrt_session_params.n_ctx or its default). */
+GSMRT_API uint32_t gsmrt_session_n_ctx(const gsmrt_session *s);
+
+/* The tokens the next gsmrt_session_generate would evaluate for its prompt
+ * from an empty cache: the history rendered in the chat format with the
+ * opening of the assistant's turn. Compare with n_ctx (less room for the
+ * answer) to decide whether to remove old messages first. */
+GSMRT_API gsmrt_status gsmrt_session_prompt_tokens(const gsmrt_session *s, size_t *n_tokens);
+
 typedef struct gsmrt_generate_params {
     uint32_t struct_size;
     uint32_t max_tokens;     /* default 256 */
@@ -438,6 +478,16 @@ typedef struct gsmrt_generate_params {
                                 calibration (gsm config calibration_path), or none */
     bool dense;              /* default false: true runs this request with dense attention in a GSM
                                 session (same cache; for comparisons against dense) */
+    bool parse_special;      /* raw completion only (gsmrt_session_complete, gsmrt_complete_batch):
+                                default false, the prompt is plain text; true: control-token text in
+                                it ("<|end|>") becomes those control tokens, as llama.cpp's prompts.
+                                Chat messages are never parsed: only the format's own markers are
+                                control tokens there. */
+    uint32_t cancel_step;    /* prompt tokens evaluated per step between checks for
+                                gsmrt_session_cancel: 0 (default): 64, so a cancel takes effect
+                                within 64 prompt tokens; larger values (up to the session's
+                                n_batch) prefill faster (256: about a third less time on
+                                lavapipe) for requests nobody cancels. */
 } gsmrt_generate_params;
 GSMRT_API void gsmrt_generate_params_init(gsmrt_generate_params *p, size_t size);
 
@@ -483,7 +533,10 @@ typedef struct gsmrt_generate_result {
  * Returns GSMRT_OK for every stop reason (see result->stop);
  * GSMRT_E_CONTEXT_FULL when the prompt does not fit (nothing changed);
  * GSMRT_E_CANCELLED when cancelled before the first token (history and
- * cache as before the call); device errors. */
+ * cache as before the call); GSMRT_E_UNSUPPORTED when the model has no chat
+ * format (its template was not recognised and none was chosen); device
+ * errors. Message content is always text: only the format's own markers
+ * become control tokens. */
 GSMRT_API gsmrt_status gsmrt_session_generate(gsmrt_session *s, const gsmrt_generate_params *params,
                                               gsmrt_token_cb on_token, void *user,
                                               gsmrt_generate_result *result);

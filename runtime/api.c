@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "api_internal.h"
+#include "model/check_tensors.h"
 
 gsmrt_status gsmrt_api_fail(gsmrt_context *ctx, const struct gsmrt_err *err, gsmrt_status st)
 {
@@ -153,6 +154,10 @@ gsmrt_status gsmrt_model_load(gsmrt_context *ctx, const char *path, const gsmrt_
     gsmrt_status st = gsmrt_gguf_open(path, ctx->a, &m->gguf, &err);
     if (st == GSMRT_OK) st = gsmrt_hparams_load(m->gguf, &m->hp, &err);
     if (st == GSMRT_OK) st = gsmrt_vocab_load(m->gguf, ctx->a, p.chat_format, &m->tok, &m->chat, &err);
+    if (st == GSMRT_OK && p.check_tensors) {
+        if (p.progress) p.progress(p.progress_user, "checking the weights", 0.0f);
+        st = gsmrt_check_tensors(m->gguf, &err);
+    }
     if (st == GSMRT_OK)
         st = gsmrt_dmodel_load(ctx->dev, m->gguf, &m->hp, p.progress, p.progress_user, &m->dm,
                                &err);
@@ -200,7 +205,8 @@ gsmrt_status gsmrt_model_describe(const gsmrt_model *m, gsmrt_model_info *info)
     full.struct_size = info->struct_size;
     snprintf(full.name, sizeof full.name, "%s", m->name);
     snprintf(full.arch, sizeof full.arch, "%s", m->hp.arch->name);
-    snprintf(full.chat_format, sizeof full.chat_format, "%s", gsmrt_chat_format_name(m->chat));
+    const char *chat = gsmrt_chat_format_name(m->chat);
+    snprintf(full.chat_format, sizeof full.chat_format, "%s", chat ? chat : "");
     full.n_vocab = m->hp.n_vocab;
     full.n_ctx_train = m->hp.n_ctx_train;
     full.n_layer = m->hp.n_layer;

@@ -92,7 +92,8 @@ gsmrt_status gsmrt_session_feed(gsmrt_session *s, const int32_t *tokens, size_t 
     struct gsmrt_err err = {GSMRT_OK, ""};
     gsmrt_context *ctx = s->model->ctx;
     uint32_t V = s->model->hp.n_vocab, step = step_tokens && step_tokens < s->n_batch ? step_tokens : s->n_batch;
-    if (s->past.n + n > s->n_ctx)
+    /* past.n <= n_ctx always; n is the caller's and may be near SIZE_MAX, so no past.n + n */
+    if (n > s->n_ctx - s->past.n)
         return gsmrt_api_fail(ctx, &err,
                               gsmrt_err_set(&err, GSMRT_E_CONTEXT_FULL, "%zu tokens after %zu do not fit the context of %u",
                                             n, s->past.n, s->n_ctx));

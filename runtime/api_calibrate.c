@@ -21,6 +21,16 @@ void gsmrt_api_model_id(const gsmrt_model *m, struct gsmrt_gsm_model_id *id)
     id->n_vocab = m->hp.n_vocab;
 }
 
+gsmrt_status gsmrt_api_check_calib_pages(const struct gsmrt_gsm_calib *calib, const char *what, uint32_t page_size,
+                                         struct gsmrt_err *err)
+{
+    if (calib->page_size == page_size) return GSMRT_OK;
+    return gsmrt_err_set(err, GSMRT_E_INVALID_ARGUMENT,
+                         "%s: key \"page_size\": the calibration counts pages of %u positions, the session's GSM "
+                         "page_size is %u; set page_size to %u or calibrate again",
+                         what, calib->page_size, page_size, calib->page_size);
+}
+
 gsmrt_status gsmrt_api_load_calib(const gsmrt_model *m, const char *path, struct gsmrt_gsm_calib **out,
                                   struct gsmrt_err *err)
 {

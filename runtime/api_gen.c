@@ -18,10 +18,12 @@ static const gsmrt_allocator *alloc_of(const gsmrt_session *s) { return s->model
 gsmrt_status gsmrt_api_past_append(gsmrt_session *s, const int32_t *toks, size_t n, struct gsmrt_err *err)
 {
     const gsmrt_allocator *a = alloc_of(s);
-    if (s->past.n + n > s->past.cap) {
+    size_t need, bytes;
+    if (!gsmrt_size_add(s->past.n, n, &need)) return gsmrt_err_set(err, GSMRT_E_CONTEXT_FULL, "token history");
+    if (need > s->past.cap) {
         size_t cap = s->past.cap ? s->past.cap : 256;
-        while (cap < s->past.n + n) cap *= 2;
-        int32_t *ids = gsmrt_mem_alloc(a, cap * sizeof *ids);
+        while (cap < need) cap = cap > SIZE_MAX / 2 ? need : 2 * cap;
+        int32_t *ids = gsmrt_size_mul(cap, sizeof *ids, &bytes) ? gsmrt_mem_alloc(a, bytes) : NULL;
         if (!ids) return gsmrt_err_set(err, GSMRT_E_OUT_OF_HOST_MEMORY, "token history");
         if (s->past.n) memcpy(ids, s->past.ids, s->past.n * sizeof *ids);
         gsmrt_mem_free(a, s->past.ids);
@@ -33,13 +35,16 @@ gsmrt_status gsmrt_api_past_append(gsmrt_session *s, const int32_t *toks, size_t
     return GSMRT_OK;
 }
 
-/* Evaluates toks[0..n) after past, in steps of n_batch, leaving the logits
- * of the last token in s->logits. Cancellation is checked between steps. */
-static gsmrt_status eval(gsmrt_session *s, const int32_t *toks, size_t n, struct gsmrt_err *err)
+/* Evaluates toks[0..n) after past, at most `most` tokens per step (at most
+ * n_batch), leaving the logits of the last token in s->logits.
+ * Cancellation is checked between steps: a cancel takes effect within one
+ * step of a prompt. */
+static gsmrt_status eval(gsmrt_session *s, const int32_t *toks, size_t n, uint32_t most, struct gsmrt_err *err)
 {
+    if (most == 0 || most > s->n_batch) most = s->n_batch;
     for (size_t done = 0; done < n;) {
         if (atomic_load(&s->cancel)) return gsmrt_err_set(err, GSMRT_E_CANCELLED, "cancelled");
-        uint32_t step = n - done < s->n_batch ? (uint32_t)(n - done) : s->n_batch;
+        uint32_t step = n - done < most ? (uint32_t)(n - done) : most;
         uint32_t pos0 = (uint32_t)s->past.n;
         gsmrt_status st = gsmrt_forward_run(s->fwd, s->kv, toks + done, step, pos0, 1, s->logits, err);
         if (st == GSMRT_OK) st = gsmrt_api_past_append(s, toks + done, step, err);
@@ -98,6 +103,8 @@ gsmrt_status gsmrt_gen_prepare(struct gsmrt_gen *g, const int32_t *prompt, size_
         const struct gsmrt_gsm_calib *calib = s->calib;
         gsmrt_status st = GSMRT_OK;
         if (g->p->profile && *g->p->profile) st = gsmrt_api_pick_profile(s->model, g->p->profile, &calib, err);
+        if (st == GSMRT_OK && calib && calib != s->calib)
+            st = gsmrt_api_check_calib_pages(calib, g->p->profile, s->gsm->cfg.page_size, err);
         if (st == GSMRT_OK && calib != s->gsm->calib) st = gsmrt_gsm_decode_set_calib(s->gsm, calib, err);
         if (st != GSMRT_OK) return st;
     }
@@ -129,7 +136,8 @@ gsmrt_status gsmrt_gen_begin(struct gsmrt_gen *g, const int32_t *prompt, size_t 
     gsmrt_status st = gsmrt_gen_prepare(g, prompt, n_prompt, err);
     if (st != GSMRT_OK) return st;
     size_t k = g->keep;
-    st = eval(s, prompt + k, n_prompt - k, err);
+    uint32_t step = g->p->cancel_step ? g->p->cancel_step : GSMRT_GEN_CANCEL_STEP;
+    st = eval(s, prompt + k, n_prompt - k, step, err);
     if (st != GSMRT_OK) {
         if (s->past.n > k) s->past.n = k;
         return st;
@@ -219,7 +227,7 @@ gsmrt_status gsmrt_gen_run(struct gsmrt_gen *g, const int32_t *prompt, size_t n_
         int32_t tok;
         st = gsmrt_gen_next(g, &tok, err);
         if (st != GSMRT_OK || g->done) break;
-        st = eval(g->s, &tok, 1, err);
+        st = eval(g->s, &tok, 1, 1, err);
         if (st == GSMRT_E_CANCELLED) {   /* cancelled while the step waited: keep the partial answer */
             g->r.stop = GSMRT_STOP_CANCELLED;
             st = GSMRT_OK;

@@ -11,6 +11,11 @@
 #include "sample/sampler.h"
 #include "text/utf8.h"
 
+/* Prompt tokens per forward step of a generation by default
+ * (gsmrt_generate_params.cancel_step 0): a cancel waits for at most one
+ * such step (issue 12: within 64 prompt tokens). */
+#define GSMRT_GEN_CANCEL_STEP 64u
+
 struct gsmrt_gen {
     gsmrt_session *s;
     const gsmrt_generate_params *p;

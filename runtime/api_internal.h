@@ -71,6 +71,19 @@ gsmrt_status gsmrt_api_load_calib(const gsmrt_model *m, const char *path, struct
 gsmrt_status gsmrt_api_pick_profile(gsmrt_model *m, const char *name, const struct gsmrt_gsm_calib **out,
                                     struct gsmrt_err *err);
 
+/* The tokens of the first n_msgs messages of the history rendered in the
+ * model's chat format (with the opening of the assistant's turn when
+ * generation_prompt), appended to *out: only the format's markers become
+ * control tokens, never message content (api_history.c). */
+gsmrt_status gsmrt_api_chat_prompt(const gsmrt_session *s, uint32_t n_msgs, bool generation_prompt,
+                                   struct gsmrt_tokens *out, struct gsmrt_err *err);
+
+/* A calibration's hot-page budgets count pages of its own page_size: one
+ * made with other pages than the session's is GSMRT_E_INVALID_ARGUMENT,
+ * naming `what` (its file or profile) and both sizes. */
+gsmrt_status gsmrt_api_check_calib_pages(const struct gsmrt_gsm_calib *calib, const char *what, uint32_t page_size,
+                                         struct gsmrt_err *err);
+
 /* Records the error text on the context and returns st. */
 gsmrt_status gsmrt_api_fail(gsmrt_context *ctx, const struct gsmrt_err *err, gsmrt_status st);
 

@@ -17,6 +17,10 @@
 #include "gsm.h"
 #include "text/utf8.h"
 
+/* Positions a session may ask for: page counts and position arithmetic
+ * stay far from 32-bit wrap-around (gsmrt.h, gsmrt_session_params.n_ctx). */
+#define GSMRT_SESSION_MAX_CTX (1u << 24)
+
 static gsmrt_context *ctx_of(const gsmrt_session *s) { return s->model->ctx; }
 static const gsmrt_allocator *alloc_of(const gsmrt_session *s) { return s->model->ctx->a; }
 
@@ -29,7 +33,15 @@ void gsmrt_session_params_init(gsmrt_session_params *p, size_t size)
 
 void gsmrt_generate_params_init(gsmrt_generate_params *p, size_t size)
 {
-    gsmrt_generate_params d = {sizeof d, 256, 0.8f, 40, 0.95f, 0.05f, 1.0f, 64, 0xD5A5EEDull, false, NULL};
+    gsmrt_generate_params d = {.struct_size = sizeof d,
+                               .max_tokens = 256,
+                               .temperature = 0.8f,
+                               .top_k = 40,
+                               .top_p = 0.95f,
+                               .min_p = 0.05f,
+                               .repeat_penalty = 1.0f,
+                               .repeat_last_n = 64,
+                               .seed = 0xD5A5EEDull};
     if (!p || size < sizeof(uint32_t)) return;
     memcpy(p, &d, size < sizeof d ? size : sizeof d);
     p->struct_size = (uint32_t)size;
@@ -110,6 +122,11 @@ gsmrt_status gsmrt_session_create(gsmrt_model *model, const gsmrt_session_params
     gsmrt_context *ctx = model->ctx;
     uint32_t n_ctx = p.n_ctx ? p.n_ctx : (model->hp.n_ctx_train < 4096 ? model->hp.n_ctx_train : 4096);
     uint32_t n_batch = p.n_batch ? p.n_batch : 256;
+    if (n_ctx > GSMRT_SESSION_MAX_CTX || n_batch > GSMRT_SESSION_MAX_CTX)
+        return gsmrt_api_fail(ctx, &err,
+                              gsmrt_err_set(&err, GSMRT_E_INVALID_ARGUMENT,
+                                            "session: n_ctx %u, n_batch %u (each 1..%u)", n_ctx, n_batch,
+                                            GSMRT_SESSION_MAX_CTX));
     if (n_batch > n_ctx) n_batch = n_ctx;
     gsmrt_session *s = gsmrt_mem_calloc(ctx->a, 1, sizeof *s);
     if (!s) return gsmrt_api_fail(ctx, &err, gsmrt_err_set(&err, GSMRT_E_OUT_OF_HOST_MEMORY, "session"));
@@ -124,6 +141,7 @@ gsmrt_status gsmrt_session_create(gsmrt_model *model, const gsmrt_session_params
     /* the calibration (head groups) the config names, checked against the model */
     if (st == GSMRT_OK && gsm_on && gcfg.calibration_path[0])
         st = gsmrt_api_load_calib(model, gcfg.calibration_path, &s->calib, &err);
+    if (st == GSMRT_OK && s->calib) st = gsmrt_api_check_calib_pages(s->calib, gcfg.calibration_path, gcfg.page_size, &err);
     if (st == GSMRT_OK) st = gsm_cache(s, gsm_on ? &gcfg : NULL, &err);
     if (st == GSMRT_OK) st = gsmrt_forward_create(model->dm, n_batch, n_ctx, &s->fwd, &err);
     if (st == GSMRT_OK) s->fwd->gsm = s->gsm;
@@ -148,7 +166,11 @@ gsmrt_status gsmrt_session_add_message(gsmrt_session *s, gsmrt_role role, const 
     const gsmrt_allocator *a = alloc_of(s);
     if (s->n_msgs == s->cap_msgs) {
         uint32_t cap = s->cap_msgs ? 2 * s->cap_msgs : 8;
-        struct chat_msg *m = gsmrt_mem_alloc(a, cap * sizeof *m);
+        size_t bytes;
+        /* the count doubles: stop before it (or the bytes) would wrap */
+        struct chat_msg *m = s->cap_msgs < UINT32_MAX / 2 && gsmrt_size_mul(cap, sizeof *m, &bytes)
+                                 ? gsmrt_mem_alloc(a, bytes)
+                                 : NULL;
         if (!m) return gsmrt_api_fail(ctx_of(s), &err, gsmrt_err_set(&err, GSMRT_E_OUT_OF_HOST_MEMORY, "history"));
         if (s->n_msgs) memcpy(m, s->msgs, s->n_msgs * sizeof *m);
         gsmrt_mem_free(a, s->msgs);
@@ -182,22 +204,12 @@ gsmrt_status gsmrt_session_generate(gsmrt_session *s, const gsmrt_generate_param
     gsmrt_generate_params p;
     struct gsmrt_gen g;
     gsmrt_gen_init(&g, s, params, &p, on_token, user);
-    const gsmrt_allocator *a = alloc_of(s);
-    struct gsmrt_chat_msg *msgs = gsmrt_mem_calloc(a, s->n_msgs ? s->n_msgs : 1, sizeof *msgs);
-    if (!msgs) return gsmrt_gen_finish(&g, gsmrt_err_set(&err, GSMRT_E_OUT_OF_HOST_MEMORY, "chat"), &err, result);
-    for (uint32_t i = 0; i < s->n_msgs; i++)
-        msgs[i] = (struct gsmrt_chat_msg){(enum gsmrt_chat_role)s->msgs[i].role, s->msgs[i].text};
-    char *text = NULL;
-    size_t len = 0;
     struct gsmrt_tokens prompt = {NULL, 0, 0};
-    gsmrt_status st = gsmrt_chat_render(a, s->model->chat, msgs, s->n_msgs, true, &text, &len, &err);
-    if (st == GSMRT_OK) st = gsmrt_tokenizer_encode(s->model->tok, text, len, true, true, &prompt, &err);
+    gsmrt_status st = gsmrt_api_chat_prompt(s, s->n_msgs, true, &prompt, &err);
     if (st == GSMRT_OK) st = gsmrt_gen_run(&g, prompt.ids, prompt.n, &err);
     /* The answer joins the history when generation started. */
     if (st == GSMRT_OK) st = gsmrt_session_add_message(s, GSMRT_ROLE_ASSISTANT, g.answer ? g.answer : "");
-    gsmrt_mem_free(a, text);
-    gsmrt_mem_free(a, msgs);
-    gsmrt_tokens_free(a, &prompt);
+    gsmrt_tokens_free(alloc_of(s), &prompt);
     return gsmrt_gen_finish(&g, st, &err, result);
 }
 
@@ -211,7 +223,7 @@ gsmrt_status gsmrt_session_complete(gsmrt_session *s, const char *prompt_text, c
     gsmrt_gen_init(&g, s, params, &p, on_token, user);
     struct gsmrt_tokens prompt = {NULL, 0, 0};
     gsmrt_status st =
-        gsmrt_tokenizer_encode(s->model->tok, prompt_text, strlen(prompt_text), true, false, &prompt, &err);
+        gsmrt_tokenizer_encode(s->model->tok, prompt_text, strlen(prompt_text), true, p.parse_special, &prompt, &err);
     if (st == GSMRT_OK) st = gsmrt_gen_run(&g, prompt.ids, prompt.n, &err);
     gsmrt_tokens_free(alloc_of(s), &prompt);
     return gsmrt_gen_finish(&g, st, &err, result);

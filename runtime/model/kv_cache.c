@@ -114,7 +114,7 @@ static gsmrt_status alloc_pools(struct gsmrt_vk_device *dev, struct gsmrt_kv_cac
         if (biggest > dev->binding_range)
             return gsmrt_err_set(err, GSMRT_E_CONTEXT_FULL,
                                  "a context of %u positions needs %.1f MiB of KV per layer, more than one binding "
-                                 "(%.1f MiB) holds; use a smaller --ctx-size",
+                                 "(%.1f MiB) holds; use a smaller context",
                                  kv->n_ctx, biggest / 1048576.0, dev->binding_range / 1048576.0);
         st = gsmrt_vk_buf_alloc(dev, GSMRT_VK_ROLE_KV_HOT, hot_bytes, &l->hot, err);
         if (st == GSMRT_OK && l->n_cold_slots)

@@ -66,6 +66,13 @@ gsmrt_status gsmrt_vocab_load(const struct gsmrt_gguf *g, const gsmrt_allocator 
     uint32_t *token_lens = NULL, *merge_lens = NULL;
     char *pre_name = NULL, *tmpl_text = NULL;
     st = str_array(g, a, "tokenizer.ggml.tokens", &tokens, &token_lens, &d.n_tokens, err);
+    if (st == GSMRT_OK) {   /* such a vocabulary would tokenize every text to BOS alone */
+        uint32_t n_text = 0;
+        for (uint32_t i = 0; i < d.n_tokens; i++) n_text += token_lens[i] > 0;
+        if (n_text == 0)
+            st = gsmrt_err_set(err, GSMRT_E_FORMAT, "%s: tokenizer.ggml.tokens: all %u token texts are empty",
+                               gsmrt_gguf_name(g), d.n_tokens);
+    }
     if (st == GSMRT_OK) st = str_array(g, a, "tokenizer.ggml.merges", &merges, &merge_lens, &d.n_merges, err);
     const void *raw_types = NULL;
     int32_t *types = NULL;   /* an aligned copy: metadata in the file is unaligned */
@@ -101,7 +108,10 @@ gsmrt_status gsmrt_vocab_load(const struct gsmrt_gguf *g, const gsmrt_allocator 
             st = gsmrt_gguf_get_str_opt(g, "tokenizer.chat_template", "", &tmpl, err);
             if (st == GSMRT_OK && !(tmpl_text = dup_str(a, tmpl)))
                 st = gsmrt_err_set(err, GSMRT_E_OUT_OF_HOST_MEMORY, "chat template");
-            if (st == GSMRT_OK) st = gsmrt_chat_format_detect(tmpl_text, format, err);
+            /* a template we cannot read leaves the model without chat, not unusable:
+             * raw completion needs no template (the chat then asks for a format) */
+            if (st == GSMRT_OK && gsmrt_chat_format_detect(tmpl_text, format, NULL) != GSMRT_OK)
+                *format = GSMRT_CHAT_FORMAT_NONE;
             if (st != GSMRT_OK)
                 gsmrt_err_prefix(err, "%s: tokenizer.chat_template: ", gsmrt_gguf_name(g));
         }

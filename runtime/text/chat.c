@@ -22,6 +22,11 @@ static const struct {
 #define N_NAMES (sizeof names / sizeof names[0])
 static const char known[] = "chatml, llama3, deepseek2, deepseek3, gsm-tiny (phi3)";
 
+const char *gsmrt_chat_format_known(void)
+{
+    return known;
+}
+
 const char *gsmrt_chat_format_name(enum gsmrt_chat_format f)
 {
     for (size_t i = 0; i < N_NAMES; i++)
@@ -76,6 +81,9 @@ struct sbuf {
     char *s;
     size_t n, cap;
     bool oom;
+    struct gsmrt_text_range *content;   /* where message content was written; NULL: not recorded */
+    size_t n_content;
+    bool record;
 };
 
 static void put(struct sbuf *b, const char *s, size_t n)
@@ -115,6 +123,15 @@ static void puts_(struct sbuf *b, const char *s)
     put(b, s, strlen(s));
 }
 
+/* Message content: written like any text, and its range recorded (one
+ * range per message; the caller sized the array). */
+static void put_content(struct sbuf *b, const char *s, size_t n)
+{
+    size_t off = b->n;
+    put(b, s, n);
+    if (b->record && !b->oom && n > 0) b->content[b->n_content++] = (struct gsmrt_text_range){off, n};
+}
+
 static bool is_space(char c)
 {
     return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
@@ -126,7 +143,7 @@ static void put_trimmed(struct sbuf *b, const char *s)
     size_t n = strlen(s), i = 0;
     while (i < n && is_space(s[i])) i++;
     while (n > i && is_space(s[n - 1])) n--;
-    put(b, s + i, n - i);
+    put_content(b, s + i, n - i);
 }
 
 static const char *role_name(enum gsmrt_chat_role r)
@@ -147,7 +164,7 @@ static void render_one(struct sbuf *b, enum gsmrt_chat_format f, const struct gs
         puts_(b, "<|im_start|>");
         puts_(b, role);
         puts_(b, "\n");
-        puts_(b, m->content);
+        put_content(b, m->content, strlen(m->content));
         puts_(b, "<|im_end|>\n");
         break;
     case GSMRT_CHAT_FORMAT_LLAMA3:
@@ -159,36 +176,38 @@ static void render_one(struct sbuf *b, enum gsmrt_chat_format f, const struct gs
         break;
     case GSMRT_CHAT_FORMAT_DEEPSEEK2:
         if (m->role == GSMRT_CHAT_ROLE_SYSTEM) {
-            puts_(b, m->content);
+            put_content(b, m->content, strlen(m->content));
             puts_(b, "\n\n");
         } else if (m->role == GSMRT_CHAT_ROLE_USER) {
             puts_(b, "User: ");
-            puts_(b, m->content);
+            put_content(b, m->content, strlen(m->content));
             puts_(b, "\n\n");
         } else {
             puts_(b, "Assistant: ");
-            puts_(b, m->content);
+            put_content(b, m->content, strlen(m->content));
             puts_(b, EOS_DS);
         }
         break;
     case GSMRT_CHAT_FORMAT_DEEPSEEK3:
         if (m->role == GSMRT_CHAT_ROLE_SYSTEM) {
-            puts_(b, m->content);
+            put_content(b, m->content, strlen(m->content));
             puts_(b, "\n\n");
         } else if (m->role == GSMRT_CHAT_ROLE_USER) {
             puts_(b, USER_DS);
-            puts_(b, m->content);
+            put_content(b, m->content, strlen(m->content));
         } else {
             puts_(b, ASSISTANT_DS);
-            puts_(b, m->content);
+            put_content(b, m->content, strlen(m->content));
             puts_(b, EOS_DS);
         }
+        break;
+    case GSMRT_CHAT_FORMAT_NONE:   /* refused by gsmrt_chat_render_marked */
         break;
     case GSMRT_CHAT_FORMAT_GSM_TINY:
         puts_(b, "<|");
         puts_(b, role);
         puts_(b, "|>\n");
-        puts_(b, m->content);
+        put_content(b, m->content, strlen(m->content));
         puts_(b, "<|end|>\n");
         break;
     }
@@ -202,6 +221,7 @@ static const char *generation_prompt(enum gsmrt_chat_format f)
     case GSMRT_CHAT_FORMAT_DEEPSEEK2: return "Assistant:";
     case GSMRT_CHAT_FORMAT_DEEPSEEK3: return ASSISTANT_DS;
     case GSMRT_CHAT_FORMAT_GSM_TINY: return "<|assistant|>\n";
+    case GSMRT_CHAT_FORMAT_NONE: return "";
     }
     return "";
 }
@@ -210,9 +230,21 @@ gsmrt_status gsmrt_chat_render(const gsmrt_allocator *a, enum gsmrt_chat_format 
                                size_t n, bool add_generation_prompt, char **text, size_t *len,
                                struct gsmrt_err *err)
 {
+    return gsmrt_chat_render_marked(a, f, msgs, n, add_generation_prompt, text, len, NULL, NULL, err);
+}
+
+gsmrt_status gsmrt_chat_render_marked(const gsmrt_allocator *a, enum gsmrt_chat_format f,
+                                      const struct gsmrt_chat_msg *msgs, size_t n, bool add_generation_prompt,
+                                      char **text, size_t *len, struct gsmrt_text_range **content,
+                                      size_t *n_content, struct gsmrt_err *err)
+{
     if (!text) return gsmrt_err_set(err, GSMRT_E_INVALID_ARGUMENT, "chat render: NULL text");
     *text = NULL;
     if (len) *len = 0;
+    if (content) *content = NULL;
+    if (n_content) *n_content = 0;
+    if (!content != !n_content)
+        return gsmrt_err_set(err, GSMRT_E_INVALID_ARGUMENT, "chat render: content without n_content");
     if (!gsmrt_chat_format_name(f))
         return gsmrt_err_set(err, GSMRT_E_INVALID_ARGUMENT, "chat render: format %d is not known", (int)f);
     if (n && !msgs) return gsmrt_err_set(err, GSMRT_E_INVALID_ARGUMENT, "chat render: NULL messages");
@@ -223,15 +255,24 @@ gsmrt_status gsmrt_chat_render(const gsmrt_allocator *a, enum gsmrt_chat_format 
         if (!msgs[i].content)
             return gsmrt_err_set(err, GSMRT_E_INVALID_ARGUMENT, "chat render: message %zu: NULL content", i);
     }
-    struct sbuf b = {a, NULL, 0, 0, false};
+    struct sbuf b = {.a = a, .record = content != NULL};
+    size_t bytes;
+    if (b.record && (!gsmrt_size_mul(n ? n : 1, sizeof *b.content, &bytes) ||
+                     !(b.content = gsmrt_mem_alloc(a, bytes))))
+        return gsmrt_err_set(err, GSMRT_E_OUT_OF_HOST_MEMORY, "chat render: %zu messages", n);
     put(&b, "", 0);   /* an empty conversation still gives a string */
     for (size_t i = 0; i < n; i++) render_one(&b, f, &msgs[i]);
     if (add_generation_prompt) puts_(&b, generation_prompt(f));
     if (b.oom) {
         gsmrt_mem_free(a, b.s);
+        gsmrt_mem_free(a, b.content);
         return gsmrt_err_set(err, GSMRT_E_OUT_OF_HOST_MEMORY, "chat render: %zu messages", n);
     }
     *text = b.s;
     if (len) *len = b.n;
+    if (content) {
+        *content = b.content;
+        *n_content = b.n_content;
+    }
     return GSMRT_OK;
 }

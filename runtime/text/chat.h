@@ -13,6 +13,7 @@
 #include <stddef.h>
 
 #include "base/err.h"
+#include "text/tokenizer.h"
 
 enum gsmrt_chat_role {
     GSMRT_CHAT_ROLE_SYSTEM = 0,
@@ -21,6 +22,7 @@ enum gsmrt_chat_role {
 };
 
 enum gsmrt_chat_format {
+    GSMRT_CHAT_FORMAT_NONE = 0,        /* the model's template was not recognised: no chat, raw completion only */
     GSMRT_CHAT_FORMAT_CHATML = 1,      /* "chatml": <|im_start|>role\n...<|im_end|>\n */
     GSMRT_CHAT_FORMAT_LLAMA3 = 2,      /* "llama3": <|start_header_id|>role<|end_header_id|>\n\n...<|eot_id|> */
     GSMRT_CHAT_FORMAT_DEEPSEEK2 = 3,   /* "deepseek2": User: ...\n\nAssistant: ...<｜end▁of▁sentence｜> */
@@ -36,6 +38,10 @@ struct gsmrt_chat_msg {
 /* "chatml", "llama3", "deepseek2", "deepseek3", "gsm-tiny"; NULL for a value
  * not in the enum. */
 const char *gsmrt_chat_format_name(enum gsmrt_chat_format f);
+
+/* "chatml, llama3, deepseek2, deepseek3, gsm-tiny (phi3)": the names a
+ * caller may choose from, for messages. */
+const char *gsmrt_chat_format_known(void);
 
 /* The format of a name above ("phi3" is accepted for gsm-tiny).
  * GSMRT_E_UNSUPPORTED for another name; the message lists the known ones. */
@@ -54,5 +60,14 @@ gsmrt_status gsmrt_chat_format_detect(const char *tmpl, enum gsmrt_chat_format *
 gsmrt_status gsmrt_chat_render(const gsmrt_allocator *a, enum gsmrt_chat_format f, const struct gsmrt_chat_msg *msgs,
                                size_t n, bool add_generation_prompt, char **text, size_t *len,
                                struct gsmrt_err *err);
+
+/* gsmrt_chat_render, and where each message's content landed in the text:
+ * *content (allocated with `a`, free it with gsmrt_mem_free; sorted, one
+ * range per non-empty message) for gsmrt_tokenizer_encode_markup, so that
+ * content never becomes control tokens while the format's own markers do. */
+gsmrt_status gsmrt_chat_render_marked(const gsmrt_allocator *a, enum gsmrt_chat_format f,
+                                      const struct gsmrt_chat_msg *msgs, size_t n, bool add_generation_prompt,
+                                      char **text, size_t *len, struct gsmrt_text_range **content,
+                                      size_t *n_content, struct gsmrt_err *err);
 
 #endif

@@ -478,10 +478,20 @@ static bool push_frag(const gsmrt_allocator *a, struct frag_vec *fv, struct frag
     return true;
 }
 
+/* Whether text[off, off + len) overlaps one of the sorted plain ranges. */
+static bool overlaps_plain(const struct gsmrt_text_range *plain, size_t n_plain, size_t off, size_t len)
+{
+    for (size_t i = 0; i < n_plain && plain[i].off < off + len; i++)
+        if (plain[i].off + plain[i].len > off && plain[i].len > 0) return true;
+    return false;
+}
+
 /* llama.cpp's tokenizer_st_partition: each special token in turn (longest
- * first) cuts every raw fragment at each of its occurrences, left to right. */
+ * first) cuts every raw fragment at each of its occurrences, left to right.
+ * A control token's text that overlaps a plain range (message content) is
+ * not cut out: it stays text. */
 static bool partition(const struct gsmrt_tokenizer *t, const char *text, size_t len, bool parse_special,
-                      struct frag_vec *cur)
+                      const struct gsmrt_text_range *plain, size_t n_plain, struct frag_vec *cur)
 {
     const gsmrt_allocator *a = t->alloc;
     struct frag_vec next = {0};
@@ -499,15 +509,20 @@ static bool partition(const struct gsmrt_tokenizer *t, const char *text, size_t 
                 if (!push_frag(a, &next, f)) goto oom;
                 continue;
             }
-            size_t pos = f.off, end = f.off + f.len;
+            size_t pos = f.off, end = f.off + f.len, from = pos;
+            const bool control = e->type != GSMRT_TOKEN_TYPE_USER_DEFINED;
             for (;;) {
-                const char *m = end - pos >= e->len ? memmem(text + pos, end - pos, stext, e->len) : NULL;
+                const char *m = end - from >= e->len ? memmem(text + from, end - from, stext, e->len) : NULL;
                 if (!m) break;
                 size_t mo = (size_t)(m - text);
+                if (control && overlaps_plain(plain, n_plain, mo, e->len)) {
+                    from = mo + 1;   /* content: the text stays text */
+                    continue;
+                }
                 hit = true;
                 if (mo > pos && !push_frag(a, &next, (struct frag){pos, mo - pos, -1})) goto oom;
                 if (!push_frag(a, &next, (struct frag){mo, e->len, id})) goto oom;
-                pos = mo + e->len;
+                pos = from = mo + e->len;
             }
             if (pos < end && !push_frag(a, &next, (struct frag){pos, end - pos, -1})) goto oom;
         }
@@ -524,9 +539,35 @@ oom:
     return false;
 }
 
+static gsmrt_status encode(const struct gsmrt_tokenizer *t, const char *text, size_t len, bool add_special,
+                           bool parse_special, const struct gsmrt_text_range *plain, size_t n_plain,
+                           struct gsmrt_tokens *out, struct gsmrt_err *err);
+
 gsmrt_status gsmrt_tokenizer_encode(const struct gsmrt_tokenizer *t, const char *text, size_t len,
                                     bool add_special, bool parse_special, struct gsmrt_tokens *out,
                                     struct gsmrt_err *err)
+{
+    return encode(t, text, len, add_special, parse_special, NULL, 0, out, err);
+}
+
+gsmrt_status gsmrt_tokenizer_encode_markup(const struct gsmrt_tokenizer *t, const char *text, size_t len,
+                                           bool add_special, const struct gsmrt_text_range *plain, size_t n_plain,
+                                           struct gsmrt_tokens *out, struct gsmrt_err *err)
+{
+    if (n_plain && !plain) return gsmrt_err_set(err, GSMRT_E_INVALID_ARGUMENT, "encode: NULL plain ranges");
+    for (size_t i = 0; i < n_plain; i++) {
+        size_t end;
+        if (!gsmrt_size_add(plain[i].off, plain[i].len, &end) || end > len ||
+            (i > 0 && plain[i].off < plain[i - 1].off + plain[i - 1].len))
+            return gsmrt_err_set(err, GSMRT_E_INVALID_ARGUMENT,
+                                 "encode: plain range %zu is out of the text or out of order", i);
+    }
+    return encode(t, text, len, add_special, true, plain, n_plain, out, err);
+}
+
+static gsmrt_status encode(const struct gsmrt_tokenizer *t, const char *text, size_t len, bool add_special,
+                           bool parse_special, const struct gsmrt_text_range *plain, size_t n_plain,
+                           struct gsmrt_tokens *out, struct gsmrt_err *err)
 {
     if (!t || !out || (!text && len)) return gsmrt_err_set(err, GSMRT_E_INVALID_ARGUMENT, "encode: NULL argument");
     size_t bad;
@@ -536,7 +577,7 @@ gsmrt_status gsmrt_tokenizer_encode(const struct gsmrt_tokenizer *t, const char 
     gsmrt_status st = GSMRT_OK;
     struct frag_vec fv = {0};
     if (add_special && t->add_bos && !push_id(t->alloc, out, t->bos)) goto oom;
-    if (len > 0 && !partition(t, text, len, parse_special, &fv)) goto oom;
+    if (len > 0 && !partition(t, text, len, parse_special, plain, n_plain, &fv)) goto oom;
     for (size_t i = 0; i < fv.n; i++) {
         if (fv.v[i].id >= 0) {
             if (!push_id(t->alloc, out, fv.v[i].id)) goto oom;

@@ -77,6 +77,23 @@ gsmrt_status gsmrt_tokenizer_encode(const struct gsmrt_tokenizer *t, const char 
                                     bool add_special, bool parse_special, struct gsmrt_tokens *out,
                                     struct gsmrt_err *err);
 
+/* A byte range of a text: off, len. */
+struct gsmrt_text_range {
+    size_t off, len;
+};
+
+/* Encodes markup with embedded plain text, such as a rendered chat: control
+ * tokens written in the text become those tokens, except where their text
+ * overlaps one of the plain ranges (sorted, not overlapping, inside the
+ * text), which stays text however it is written. So message content can
+ * never forge a chat marker, while the rest of the text tokenizes exactly as
+ * gsmrt_tokenizer_encode(..., parse_special = true) does (the same
+ * fragments reach the BPE). GSMRT_E_INVALID_ARGUMENT for ranges out of the
+ * text or out of order, and as gsmrt_tokenizer_encode. */
+gsmrt_status gsmrt_tokenizer_encode_markup(const struct gsmrt_tokenizer *t, const char *text, size_t len,
+                                           bool add_special, const struct gsmrt_text_range *plain, size_t n_plain,
+                                           struct gsmrt_tokens *out, struct gsmrt_err *err);
+
 /* The bytes a token stands for, as llama_token_to_piece: normal tokens are
  * decoded from the GPT-2 alphabet to raw bytes (possibly part of a UTF-8
  * character); user-defined tokens give their text; control and unknown

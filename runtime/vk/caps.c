@@ -164,7 +164,8 @@ gsmrt_status gsmrt_vk_choose_device(const struct gsmrt_vk_caps *caps, uint32_t n
     if (want && *want) {
         char *end = NULL;
         unsigned long idx = strtoul(want, &end, 10);
-        if (end && *end == '\0' && end != want) {
+        /* an index is digits only: "-1" or "+1" would wrap or mislead; they are names */
+        if (end && *end == '\0' && end != want && isdigit((unsigned char)want[0])) {
             if (idx >= n)
                 return gsmrt_err_set(err, GSMRT_E_NO_DEVICE,
                                      "device %lu requested but only %u device(s) exist (0..%u)",

@@ -2,7 +2,8 @@
 # test_chat_tmux.sh GSM MODEL -- `gsm chat` in a real terminal (tmux): an
 # answer streams; Ctrl-C stops a long answer and the chat goes on; /stats,
 # /help, /reset work; invalid UTF-8 and a very long line are handled; Ctrl-C
-# at the prompt leaves with exit code 0, and so does Ctrl-D.
+# at the prompt leaves with exit code 0, and so does Ctrl-D. Two quick Ctrl-C
+# during an answer stop it and do not leave (issue 12).
 set -u
 gsm=$1 model=$2
 tmp=$(mktemp -d)
@@ -53,6 +54,17 @@ sleep 2
 keys C-c
 check "the chat goes on after a stopped answer: the next one streams and stops too" \
   sh -c "sleep 3; [ \$(tmux -L '$sock' capture-pane -p -S -400 -t chat | grep -c '(stopped)') -ge 3 ]"
+keys "One more story, please." Enter
+sleep 2
+keys C-c
+sleep 0.15
+keys C-c
+check "two Ctrl-C during an answer stop it and the chat stays" \
+  sh -c "sleep 3; [ \$(tmux -L '$sock' capture-pane -p -S -400 -t chat | grep -c '(stopped)') -ge 4 ] &&
+         ! tmux -L '$sock' capture-pane -p -S -400 -t chat | grep -q 'EXIT='"
+keys "/help" Enter
+check "the chat answers commands after the two Ctrl-C" \
+  sh -c "sleep 2; [ \$(tmux -L '$sock' capture-pane -p -S -400 -t chat | grep -c '/reset   forget') -ge 2 ]"
 printf 'bad \377\376 bytes' > "$tmp/bad"
 tmux -L "$sock" load-buffer "$tmp/bad"
 tmux -L "$sock" paste-buffer -t chat

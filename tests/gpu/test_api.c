@@ -353,7 +353,8 @@ static void test_profile_per_request(void **state)
     gsmrt_session_params_init(&sp, sizeof sp);
     sp.n_ctx = 1024;
     assert_int_equal(gsmrt_session_create(f->m, &sp, &dense), GSMRT_OK);
-    sp.gsm_settings = "dense_fallback=0;gate_threshold=0;min_context=64;warmup_steps=0;page_size=16";
+    /* the profile counts pages of 32: the session must use the same pages */
+    sp.gsm_settings = "dense_fallback=0;gate_threshold=0;min_context=64;warmup_steps=0;page_size=32";
     assert_int_equal(gsmrt_session_create(f->m, &sp, &gated), GSMRT_OK);
     gsmrt_generate_params gp;
     gsmrt_generate_params_init(&gp, sizeof gp);

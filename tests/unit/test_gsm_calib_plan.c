@@ -54,6 +54,35 @@ static void set_head(struct gsmrt_gsm_calib *c, uint32_t l, uint32_t h, float b0
     s->entropy = ent;
 }
 
+/* Issue 12: `gsm calibrate` on a tiny text failed with "band_mass[0]: 1 out
+ * of range [0, 1]": rows summed on the device in float total a hair over 1.
+ * The finished statistics are shares: in [0, 1], summing to 1. */
+static void test_acc_rounding(void **state)
+{
+    (void)state;
+    struct gsmrt_gsm_head_acc acc;
+    memset(&acc, 0, sizeof acc);
+    acc.n_rows = 3;
+    acc.band_mass[0] = 3 * 1.00000012;   /* float(1 + 2^-23) per row */
+    acc.band_mass[1] = -1e-9;            /* rounding below 0 */
+    acc.sink_share = 3 * 1.00000012;
+    acc.entropy = 3 * 0.5;
+    struct gsmrt_gsm_head_stats s;
+    gsmrt_gsm_head_acc_finish(&acc, 2, &s);
+    assert_true(s.band_mass[0] <= 1.0f && s.band_mass[0] >= 0.999999f);
+    assert_true(s.band_mass[1] >= 0.0f);
+    assert_true(s.sink_share <= 1.0f);
+    assert_float_equal(s.entropy, 0.5, 1e-6);
+    /* a normalised spread stays as it was */
+    memset(&acc, 0, sizeof acc);
+    acc.n_rows = 2;
+    acc.band_mass[0] = 0.5;
+    acc.band_mass[1] = 1.5;
+    gsmrt_gsm_head_acc_finish(&acc, 2, &s);
+    assert_float_equal(s.band_mass[0], 0.25, 1e-7);
+    assert_float_equal(s.band_mass[1], 0.75, 1e-7);
+}
+
 static void test_plan_layer(void **state)
 {
     (void)state;
@@ -107,6 +136,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_acc),
+        cmocka_unit_test(test_acc_rounding),
         cmocka_unit_test(test_plan_layer),
     };
     return cmocka_run_group_tests_name("gsm_calib_plan", tests, NULL, NULL);
