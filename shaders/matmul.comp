@@ -1,4 +1,4 @@
-// matmul_body.glsl: Y[t][y_offset + r] = sum_c W[r][c] * X[t][c], the rows
+// matmul.comp: Y[t][y_offset + r] = sum_c W[r][c] * X[t][c], the rows
 // of one weight chunk against n_tok activation rows (prefill, batches).
 // Tiled: a TILE x TILE workgroup computes TILE rows x TILE tokens, staging
 // K_TILE columns of W (dequantised) and X in shared memory per pass.
@@ -13,6 +13,12 @@
 // each weight once for TILE_T products; workgroups of TILE_R invocations,
 // dispatch (ceil(n_rows / TILE_R), ceil(n_tok / TILE_T), 1) as well.
 //   reference  tests/ref/ref.c ref_matmul()
+#version 450
+#extension GL_GOOGLE_include_directive : require
+#ifdef USE_SUBGROUP
+#extension GL_KHR_shader_subgroup_basic : require
+#extension GL_KHR_shader_subgroup_arithmetic : require
+#endif
 layout(constant_id = 0) const uint TILE_R = 16;
 layout(constant_id = 1) const uint TILE_T = 16;
 #ifdef ROW_PER_INVOCATION
@@ -38,14 +44,27 @@ void main()
     uint nt = min(TILE_T, pc.n_tok - t0);
     float acc[TILE_T];
     for (uint j = 0; j < TILE_T; j++) acc[j] = 0.0;
+#ifdef WT_ELEMENTWISE
     for (uint c = 0; c < pc.n_cols; c++) {
-        float wv = w_at(r, c, pc.n_cols);
+        float wv = wt_value(r * pc.n_cols + c);
         for (uint j = 0; j < nt; j++) acc[j] += wv * x[(t0 + j) * pc.x_stride + c];
     }
+#else
+    uint n_pieces = pc.n_cols / WT_SUB, first = r * n_pieces;
+    for (uint p = 0; p < n_pieces; p++) {
+        float q[WT_SUB];
+        vec2 so = wt_decode((first + p) / WT_PIECES, (first + p) % WT_PIECES, q);
+        for (uint m = 0; m < WT_SUB; m++) {
+            float wv = wt_apply(so, q[m]);
+            uint c = p * WT_SUB + m;
+            for (uint j = 0; j < nt; j++) acc[j] += wv * x[(t0 + j) * pc.x_stride + c];
+        }
+    }
+#endif
     for (uint j = 0; j < nt; j++) y[(t0 + j) * pc.y_stride + pc.y_offset + r] = acc[j];
 }
 #else
-const uint K_TILE = 32;   // one Q8_0 block; columns staged per pass
+const uint K_TILE = 32;   // columns staged per pass: whole pieces of a block type
 shared float sh_w[TILE_R][K_TILE];
 shared float sh_x[TILE_T][K_TILE];
 
@@ -56,10 +75,26 @@ void main()
     uint lin = lt * TILE_R + lr, n_threads = TILE_R * TILE_T;
     float acc = 0.0;
     for (uint k0 = 0; k0 < pc.n_cols; k0 += K_TILE) {
+#ifdef WT_ELEMENTWISE
         for (uint e = lin; e < TILE_R * K_TILE; e += n_threads) {
             uint i = e / K_TILE, k = e % K_TILE, r = r0 + i, c = k0 + k;
-            sh_w[i][k] = (r < pc.n_rows && c < pc.n_cols) ? w_at(r, c, pc.n_cols) : 0.0;
+            sh_w[i][k] = (r < pc.n_rows && c < pc.n_cols) ? wt_value(r * pc.n_cols + c) : 0.0;
         }
+#else
+        // n_cols is whole blocks, so a K_TILE of columns is whole pieces
+        const uint K_PIECES = K_TILE / WT_SUB;
+        for (uint e = lin; e < TILE_R * K_PIECES; e += n_threads) {
+            uint i = e / K_PIECES, k = (e % K_PIECES) * WT_SUB, r = r0 + i;
+            if (r < pc.n_rows) {
+                uint p = (r * pc.n_cols + k0 + k) / WT_SUB;
+                float q[WT_SUB];
+                vec2 so = wt_decode(p / WT_PIECES, p % WT_PIECES, q);
+                for (uint m = 0; m < WT_SUB; m++) sh_w[i][k + m] = wt_apply(so, q[m]);
+            } else {
+                for (uint m = 0; m < WT_SUB; m++) sh_w[i][k + m] = 0.0;
+            }
+        }
+#endif
         for (uint e = lin; e < TILE_T * K_TILE; e += n_threads) {
             uint i = e / K_TILE, k = e % K_TILE, t = t0 + i, c = k0 + k;
             sh_x[i][k] = (t < pc.n_tok && c < pc.n_cols) ? x[t * pc.x_stride + c] : 0.0;

@@ -1,4 +1,4 @@
-// moe_matvec_body.glsl: the routed experts' products, for the experts of one
+// moe_matvec.comp: the routed experts' products, for the experts of one
 // weight chunk [expert_begin, expert_begin + n_experts):
 //   Y[t][k][r] = sum_c W[e][r][c] * X[t][k * x_per_slot][c],  e = ids[t][k]
 // x_per_slot = 0: every slot reads the token's row (gate and up projections);
@@ -12,6 +12,12 @@
 //   dispatch   one workgroup per (r, k, t), flattened r fastest, split over (x, y);
 //              with ROW_PER_INVOCATION one invocation per (r, k, t)
 //   reference  tests/ref/ref.c ref_moe_matvec()
+#version 450
+#extension GL_GOOGLE_include_directive : require
+#ifdef USE_SUBGROUP
+#extension GL_KHR_shader_subgroup_basic : require
+#extension GL_KHR_shader_subgroup_arithmetic : require
+#endif
 layout(constant_id = 0) const uint WG_SIZE = 32;
 layout(local_size_x_id = 0) in;
 
@@ -22,6 +28,7 @@ layout(local_size_x_id = 0) in;
 layout(set = 0, binding = 1, std430) readonly buffer X { float x[]; };
 layout(set = 0, binding = 2, std430) readonly buffer Ids { uint ids[]; };
 layout(set = 0, binding = 3, std430) writeonly buffer Y { float y[]; };
+#include "weight_dot.glsl"
 layout(push_constant) uniform Push {
     uint n_cols; uint n_rows; uint n_tok; uint n_used; uint x_per_slot; uint expert_begin; uint n_experts;
 } pc;
@@ -42,8 +49,7 @@ void main()
     if (e < pc.expert_begin || e - pc.expert_begin >= pc.n_experts) return;   // another chunk's expert
     uint row = (e - pc.expert_begin) * pc.n_rows + r;
     uint xb = (t * (pc.x_per_slot != 0u ? pc.n_used : 1u) + k * pc.x_per_slot) * pc.n_cols;
-    float acc = 0.0;
-    for (uint c = lid; c < pc.n_cols; c += stride) acc += w_at(row, c, pc.n_cols) * x[xb + c];
+    float acc = row_dot(row, xb, pc.n_cols, lid, stride);
 #ifndef ROW_PER_INVOCATION
     acc = wg_sum(acc);
     if (lid == 0)
