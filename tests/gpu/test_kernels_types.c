@@ -217,11 +217,14 @@ static void test_every_type(void **state)
         open_type(g, t, &CUR);
         for_each_variant(g, products_body);
         get_rows_check(g);
-        /* the weights bound as several chunks of rows, each start aligned (the
-         * range must still hold x: COLS floats) */
+        /* the weights bound as several chunks of rows, each start aligned: the
+         * fewest rows whose bytes are a multiple of the offset alignment (and
+         * at least 7), in a range that still holds x (COLS floats) */
         uint64_t saved = g->dev->binding_range, row_bytes = gsmrt_wtype_row_bytes(CUR.w.type, COLS);
-        g->dev->binding_range = (7 * row_bytes > COLS * 4 ? 7 * row_bytes : COLS * 4) + 64;
-        assert_true(g->dev->binding_range < ROWS * row_bytes / 2);   /* at least 3 chunks */
+        uint64_t align = g->dev->caps.min_storage_buffer_offset_alignment, rows = 1;
+        while ((rows * row_bytes) % align != 0 || rows < 7) rows++;
+        g->dev->binding_range = (rows * row_bytes > COLS * 4 ? rows * row_bytes : COLS * 4) + 64;
+        assert_true(g->dev->binding_range < ROWS * row_bytes);   /* at least 2 chunks */
         for_each_variant(g, matvec_body);
         g->dev->binding_range = saved;
         close_type(g, &CUR);
