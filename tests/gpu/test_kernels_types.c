@@ -211,9 +211,10 @@ static void test_every_type(void **state)
 {
     struct gpu *g = *state;
     int n_types = 0;
+    const char *only = getenv("GSMRT_TEST_WTYPE");   /* one type, for debugging */
     for (uint32_t id = 0; id < 256; id++) {
         const struct gsmrt_wtype_info *t = gsmrt_wtype_find(id);
-        if (!t || tested_elsewhere(id)) continue;
+        if (!t || tested_elsewhere(id) || (only && *only && strcmp(only, t->name) != 0)) continue;
         open_type(g, t, &CUR);
         for_each_variant(g, products_body);
         get_rows_check(g);
