@@ -61,7 +61,8 @@ enum gsmrt_gguf_type {
     GSMRT_GGUF_TYPE_F64 = 12
 };
 
-/* Tensor types this reader accepts (ggml's numbering). */
+/* ggml type ids the code names directly; the types the reader accepts are the
+ * rows of gguf/wtype_table.def. */
 enum gsmrt_ggml_type {
     GSMRT_GGML_TYPE_F32 = 0,
     GSMRT_GGML_TYPE_F16 = 1,

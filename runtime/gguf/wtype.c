@@ -1,8 +1,6 @@
 /* wtype.c -- lookups over the weight-type table (wtype_table.def). */
 #include "gguf/wtype.h"
 
-#include <string.h>
-
 #include "gguf/gguf.h"
 
 static const struct gsmrt_wtype_info TABLE[GSMRT_WTYPE_INDEX_COUNT] = {
@@ -41,15 +39,11 @@ const char *gsmrt_wtype_name(enum gsmrt_wtype type)
 
 const char *gsmrt_wtype_supported_list(void)
 {
-    /* Built from the table once; every caller builds the same string. */
-    static char list[GSMRT_WTYPE_INDEX_COUNT * 12];
-    if (!list[0]) {
-        char buf[sizeof list] = "";
-        for (size_t i = 0; i < GSMRT_WTYPE_INDEX_COUNT; i++) {
-            if (i) strcat(buf, ", ");
-            strcat(buf, TABLE[i].name);
-        }
-        memcpy(list, buf, sizeof list);
-    }
-    return list;
+    /* ", F32, F16, ..." joined at compile time; the leading ", " skipped. */
+    static const char list[] =
+#define GSMRT_WTYPE_ROW(name_, id, block, bytes, glsl_) ", " #name_
+#include "gguf/wtype_table.def"
+#undef GSMRT_WTYPE_ROW
+        ;
+    return list + 2;
 }
