@@ -77,6 +77,9 @@ gsmrt_status gsmrt_k_product_kernel(const struct gsmrt_vk_device *dev, enum gsmr
     /* A family without that variant (matmul's tiles reduce nothing; the
      * gather has one form) runs its plain one. */
     uint16_t k = v[want] ? v[want] : v[GSMRT_KVARIANT];
+    if (k == 0)   /* a family not compiled for this type: cannot happen with the generated table */
+        return gsmrt_err_set(err, GSMRT_E_UNSUPPORTED, "no kernel of family %d for weights of type %s", (int)family,
+                             t->name);
     *id = (enum gsmrt_kernel)(k - 1);
     return GSMRT_OK;
 }
