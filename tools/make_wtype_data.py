@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """make_wtype_data.py -- the kernel test data for every weight type.
 
-For each type, writes tests/data/wtypes/<TYPE>.gguf holding
+For each type of runtime/gguf/wtype_table.def (but F32, F16 and Q8_0, which
+tests/gpu/test_kernels*.c cover), writes tests/data/wtypes/<TYPE>.gguf holding
   w    [39][768] random weights quantised to the type by llama.cpp's own
        quantiser (ggml_quantize_chunk of libggml-base, the code llama-quantize
        runs; an importance matrix is passed for the types that need one);
@@ -16,23 +17,32 @@ committed: tests/gpu/test_kernels_types.c needs neither llama.cpp nor Python.
 import argparse
 import ctypes
 import os
+import re
 import sys
 
 import numpy as np
 
 ROWS, COLS = 39, 768
-TYPES = ["BF16", "Q4_0", "Q4_1", "Q5_0", "Q5_1", "MXFP4", "IQ4_NL", "Q4_K", "Q5_K", "Q6_K", "Q3_K",
-         "Q2_K", "IQ4_XS", "IQ2_XXS", "IQ2_XS", "IQ3_XXS"]
+HERE = os.path.dirname(os.path.abspath(__file__))
+TABLE = os.path.join(HERE, "..", "runtime", "gguf", "wtype_table.def")
+TESTED_ELSEWHERE = {"F32", "F16", "Q8_0"}   # tests/gpu/test_kernels*.c
+
+
+def table_types():
+    """The rows of the weight-type table, as test_kernels_types.c walks them."""
+    rows = re.findall(r"^GSMRT_WTYPE_ROW\(([A-Z0-9_]+),", open(TABLE).read(), re.M)
+    return [r for r in rows if r not in TESTED_ELSEWHERE]
 
 
 def main():
-    here = os.path.dirname(os.path.abspath(__file__))
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--llama-build", default="/work/peer/llama-build")
     ap.add_argument("--gguf-py", default="/work/peer/llama.cpp-src/gguf-py")
-    ap.add_argument("--out", default=os.path.join(here, "..", "tests", "data", "wtypes"))
-    ap.add_argument("types", nargs="*", default=TYPES)
+    ap.add_argument("--out", default=os.path.join(HERE, "..", "tests", "data", "wtypes"))
+    ap.add_argument("types", nargs="*", help="default: every row of runtime/gguf/wtype_table.def but "
+                    "F32, F16, Q8_0")
     a = ap.parse_args()
+    a.types = a.types or table_types()
     sys.path.insert(0, a.gguf_py)
     import gguf
     from gguf import quants
