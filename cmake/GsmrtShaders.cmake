@@ -18,6 +18,7 @@ find_program(GLSLANG_VALIDATOR glslangValidator REQUIRED)
 find_program(SPIRV_VAL spirv-val)
 
 set(GSMRT_WTYPE_TABLE ${PROJECT_SOURCE_DIR}/runtime/gguf/wtype_table.def)
+set(GSMRT_SPV_HEADER_SCRIPT ${CMAKE_CURRENT_LIST_DIR}/GsmrtSpvHeader.cmake)
 set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${GSMRT_WTYPE_TABLE})
 
 # The table's rows: sets GSMRT_WTYPE_NAMES (F32;F16;Q8_0...) and GSMRT_WTYPE_GLSL (f32;f16;q8_0...).
@@ -110,20 +111,20 @@ function(gsmrt_finish_kernels out_var)
     foreach(d IN LISTS defs)
       list(APPEND flags -D${d})
     endforeach()
+    # Compiled once: the .spv (for the spirv-val test) and, from it, the
+    # header of its words for the registry.
+    set(spv ${gen}/${k}.spv)
     set(hdr ${gen}/${k}.spv.h)
-    add_custom_command(OUTPUT ${hdr}
+    add_custom_command(OUTPUT ${spv}
       COMMAND ${GLSLANG_VALIDATOR} -V --target-env vulkan1.2 --quiet ${debug_flag} ${flags}
-              --vn gsmrt_spv_${k} --depfile ${hdr}.d
-              -o ${hdr} ${src}/${source}
+              --depfile ${spv}.d -o ${spv} ${src}/${source}
       DEPENDS ${src}/${source}
-      DEPFILE ${hdr}.d
+      DEPFILE ${spv}.d
       COMMENT "glslang ${k} (${source} ${defs} ${wtype})"
       VERBATIM)
-    # A plain .spv of each kernel, for the spirv-val test.
-    set(spv ${gen}/${k}.spv)
-    add_custom_command(OUTPUT ${spv}
-      COMMAND ${GLSLANG_VALIDATOR} -V --target-env vulkan1.2 --quiet ${flags} -o ${spv} ${src}/${source}
-      DEPENDS ${src}/${source} ${hdr}
+    add_custom_command(OUTPUT ${hdr}
+      COMMAND ${CMAKE_COMMAND} -DSPV=${spv} -DHDR=${hdr} -DNAME=gsmrt_spv_${k} -P ${GSMRT_SPV_HEADER_SCRIPT}
+      DEPENDS ${spv} ${GSMRT_SPV_HEADER_SCRIPT}
       VERBATIM)
     list(APPEND hdrs ${hdr})
     list(APPEND spvs ${spv})
