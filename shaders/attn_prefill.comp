@@ -2,7 +2,7 @@
 // of one head over one split of the paged latent cache (the prefill form of
 // attn_partial: each key row is loaded once for QB queries). Same maths and
 // the same partial output (m, l, acc) per (token, head, split) as
-// include/attn_partial_body.glsl, so attn_merge combines either.
+// attn_partial.comp, so attn_merge combines either.
 // No reductions across invocations: invocation q < QB finds its query's max
 // and sum serially, which suits CPU devices and is cheap for SPLIT_LEN keys.
 //   binding 0  QA     readonly   float [n_tok][n_heads][KV_LORA]

@@ -1,6 +1,6 @@
 // attn_stats.comp: statistics of the MLA attention rows of one layer, for
 // calibration (`gsm calibrate`, DESIGN.md "GSM"). For query token t and head
-// h it recomputes exactly what attn_prefill / include/attn_partial_body.glsl
+// h it recomputes exactly what attn_prefill / attn_partial.comp
 // attend with:
 //   s[p] = scale * (<qa[t][h], c[p]> + <qr[t][h], k_pe[p]>)   for keys p = 0..pos[t]
 //   w[p] = exp(s[p] - m) / l,  m = max_p s[p],  l = sum_p exp(s[p] - m)

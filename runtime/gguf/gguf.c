@@ -5,6 +5,7 @@
  * every size that comes from the file is combined with checked arithmetic.
  * The typed getters (exact-type scalars, strings, arrays) are in gguf_kv.c. */
 #include "gguf/gguf.h"
+#include "gguf/wtype.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -335,14 +336,19 @@ static gsmrt_status parse_tensor(struct gsmrt_gguf *g, struct cur *c, uint64_t i
     }
     if (!rd(c, &t->type, sizeof t->type) || !rd(c, &t->offset, sizeof t->offset)) goto trunc;
 
-    if (t->type != GSMRT_GGML_TYPE_F32 && t->type != GSMRT_GGML_TYPE_F16 && t->type != GSMRT_GGML_TYPE_Q8_0 &&
-        t->type != GSMRT_GGML_TYPE_I32) {
+    /* I32 tensors are integer tables (deepseek4's token -> expert map), not weights: they are not
+     * rows of the weight-type table, and only a tensor table row marked i32 accepts one */
+    static const struct gsmrt_wtype_info i32_info = {
+        .ggml_type = GSMRT_GGML_TYPE_I32, .name = "I32", .block_values = 1, .block_bytes = 4};
+    const struct gsmrt_wtype_info *wt =
+        t->type == GSMRT_GGML_TYPE_I32 ? &i32_info : gsmrt_wtype_find(t->type);
+    if (!wt) {   /* refused by name: never read as another type */
         const char *tn = gsmrt_ggml_type_name(t->type);
         if (tn)
-            return gsmrt_err_set(err, GSMRT_E_FORMAT, "tensor '%s': type %s not supported (supported: F32, F16, Q8_0)",
-                                 t->name, tn);
-        return gsmrt_err_set(err, GSMRT_E_FORMAT, "tensor '%s': unknown type %u (supported: F32, F16, Q8_0)",
-                             t->name, t->type);
+            return gsmrt_err_set(err, GSMRT_E_UNSUPPORTED, "tensor '%s': type %s not supported (supported: %s)",
+                                 t->name, tn, gsmrt_wtype_supported_list());
+        return gsmrt_err_set(err, GSMRT_E_FORMAT, "tensor '%s': unknown type %u (supported: %s)", t->name,
+                             t->type, gsmrt_wtype_supported_list());
     }
     uint64_t n_elem = 1;
     for (int d = 0; d < GSMRT_GGUF_MAX_DIMS; d++) {
@@ -353,16 +359,11 @@ static gsmrt_status parse_tensor(struct gsmrt_gguf *g, struct cur *c, uint64_t i
                                  (long long)t->ne[3]);
     }
     uint64_t bytes;
-    bool ok;
-    if (t->type == GSMRT_GGML_TYPE_Q8_0) {
-        if (t->ne[0] % 32 != 0)
-            return gsmrt_err_set(err, GSMRT_E_FORMAT,
-                                 "tensor '%s': type Q8_0 needs ne[0] to be a multiple of 32, got %lld", t->name,
-                                 (long long)t->ne[0]);
-        ok = gsmrt_u64_mul(n_elem / 32, 34, &bytes);
-    } else {
-        ok = gsmrt_u64_mul(n_elem, t->type == GSMRT_GGML_TYPE_F16 ? 2 : 4, &bytes);
-    }
+    if (t->ne[0] % wt->block_values != 0)
+        return gsmrt_err_set(err, GSMRT_E_FORMAT,
+                             "tensor '%s': type %s needs ne[0] to be a multiple of %u, got %lld", t->name, wt->name,
+                             wt->block_values, (long long)t->ne[0]);
+    bool ok = gsmrt_u64_mul(n_elem / wt->block_values, wt->block_bytes, &bytes);
     if (!ok)
         return gsmrt_err_set(err, GSMRT_E_FORMAT, "tensor '%s': byte size of %llu elements overflows", t->name,
                              (unsigned long long)n_elem);

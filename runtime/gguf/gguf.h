@@ -16,12 +16,14 @@
  * length and offset against the end of the file with overflow-safe
  * arithmetic; value and element types; unique keys and tensor names;
  * general.alignment; n_dims 1..4; ne >= 0 and the element count and byte
- * size without overflow; tensor type F32, F16 or Q8_0 (anything else is
- * refused, naming the tensor and the type); whole blocks per row for Q8_0;
+ * size without overflow; tensor type one of gguf/wtype_table.def's (any
+ * other is refused as GSMRT_E_UNSUPPORTED, naming the tensor and the type);
+ * whole blocks per row for block types;
  * offsets aligned; data inside the file; no two tensors overlapping. Bytes
  * after the last tensor's data are allowed (padding).
  *
- * Errors: GSMRT_E_FORMAT for a malformed or unsupported file, GSMRT_E_IO when
+ * Errors: GSMRT_E_FORMAT for a malformed file, GSMRT_E_UNSUPPORTED for a
+ * tensor of a known ggml type this runtime does not run, GSMRT_E_IO when
  * the file cannot be opened or mapped, GSMRT_E_OUT_OF_HOST_MEMORY when an
  * allocation fails, GSMRT_E_INVALID_ARGUMENT for NULL arguments. Every
  * message starts with the file's path (or the name given to open_memory).
@@ -59,7 +61,8 @@ enum gsmrt_gguf_type {
     GSMRT_GGUF_TYPE_F64 = 12
 };
 
-/* Tensor types this reader accepts (ggml's numbering). */
+/* ggml type ids the code names directly; the types the reader accepts are the
+ * rows of gguf/wtype_table.def. */
 enum gsmrt_ggml_type {
     GSMRT_GGML_TYPE_F32 = 0,
     GSMRT_GGML_TYPE_F16 = 1,

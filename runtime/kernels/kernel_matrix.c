@@ -17,6 +17,9 @@ static gsmrt_status for_each_chunk(struct gsmrt_vk_rec *rec, const struct gsmrt_
 {
     const struct gsmrt_vk_device *dev = rec->dev;
     uint64_t row_bytes = gsmrt_wtype_row_bytes(w->type, w->n_cols);
+    if (!gsmrt_wtype_find((uint32_t)w->type))
+        return gsmrt_err_set(err, GSMRT_E_UNSUPPORTED, "weights of type %s are not supported (supported: %s)",
+                             gsmrt_wtype_name(w->type), gsmrt_wtype_supported_list());
     if (row_bytes == 0 || w->n_rows == 0)
         return gsmrt_err_set(err, GSMRT_E_INVALID_ARGUMENT,
                              "weights of type %s with %u rows and %u columns", gsmrt_wtype_name(w->type),
@@ -40,12 +43,6 @@ static gsmrt_status for_each_chunk(struct gsmrt_vk_rec *rec, const struct gsmrt_
     return GSMRT_OK;
 }
 
-static enum gsmrt_kernel by_type(enum gsmrt_wtype t, enum gsmrt_kernel f32, enum gsmrt_kernel f16,
-                                 enum gsmrt_kernel q8_0)
-{
-    return t == GSMRT_WTYPE_F32 ? f32 : t == GSMRT_WTYPE_F16 ? f16 : q8_0;
-}
-
 struct matvec_ctx {
     const struct gsmrt_k_weights *w;
     const struct gsmrt_vk_range *x, *y;
@@ -57,16 +54,12 @@ static gsmrt_status matvec_chunk(struct gsmrt_vk_rec *rec, const struct gsmrt_vk
                                  struct gsmrt_err *err)
 {
     const struct matvec_ctx *c = ctx_;
-    bool sg = gsmrt_k_use_subgroups(rec->dev), rows = gsmrt_k_row_per_invocation(rec->dev);
-    enum gsmrt_kernel id =
-        rows ? by_type(c->w->type, GSMRT_KERNEL_MATVEC_F32_ROWS, GSMRT_KERNEL_MATVEC_F16_ROWS,
-                       GSMRT_KERNEL_MATVEC_Q8_0_ROWS)
-        : sg ? by_type(c->w->type, GSMRT_KERNEL_MATVEC_F32, GSMRT_KERNEL_MATVEC_F16, GSMRT_KERNEL_MATVEC_Q8_0)
-             : by_type(c->w->type, GSMRT_KERNEL_MATVEC_F32_NOSG, GSMRT_KERNEL_MATVEC_F16_NOSG,
-                       GSMRT_KERNEL_MATVEC_Q8_0_NOSG);
+    bool rows = gsmrt_k_row_per_invocation(rec->dev);
+    enum gsmrt_kernel id;
+    gsmrt_status st = gsmrt_k_product_kernel(rec->dev, GSMRT_KFAMILY_MATVEC, c->w->type, &id, err);
     uint32_t wg = rows ? GSMRT_K_ELEMENTWISE_WG : GSMRT_K_MATVEC_WG;
     struct gsmrt_vk_pipeline *pipe;
-    gsmrt_status st = gsmrt_k_pipeline(rec, id, &wg, 1, &pipe, err);
+    if (st == GSMRT_OK) st = gsmrt_k_pipeline(rec, id, &wg, 1, &pipe, err);
     if (st != GSMRT_OK) return st;
     struct gsmrt_pc_matvec pc = {c->w->n_cols, n_rows, c->y_offset + row_begin};
     struct gsmrt_vk_range b[3] = {*wr, *c->x, *c->y};
@@ -95,14 +88,12 @@ static gsmrt_status matmul_chunk(struct gsmrt_vk_rec *rec, const struct gsmrt_vk
 {
     const struct matmul_ctx *c = ctx_;
     bool rows = gsmrt_k_row_per_invocation(rec->dev);
-    enum gsmrt_kernel id =
-        rows ? by_type(c->w->type, GSMRT_KERNEL_MATMUL_F32_ROWS, GSMRT_KERNEL_MATMUL_F16_ROWS,
-                       GSMRT_KERNEL_MATMUL_Q8_0_ROWS)
-             : by_type(c->w->type, GSMRT_KERNEL_MATMUL_F32, GSMRT_KERNEL_MATMUL_F16, GSMRT_KERNEL_MATMUL_Q8_0);
+    enum gsmrt_kernel id;
+    gsmrt_status st = gsmrt_k_product_kernel(rec->dev, GSMRT_KFAMILY_MATMUL, c->w->type, &id, err);
     /* rows: 64 rows per workgroup, 8 tokens per invocation; tiles: 16 x 16 */
     const uint32_t spec[2] = {rows ? 64 : GSMRT_K_MATMUL_TILE, rows ? 8 : GSMRT_K_MATMUL_TILE};
     struct gsmrt_vk_pipeline *pipe;
-    gsmrt_status st = gsmrt_k_pipeline(rec, id, spec, 2, &pipe, err);
+    if (st == GSMRT_OK) st = gsmrt_k_pipeline(rec, id, spec, 2, &pipe, err);
     if (st != GSMRT_OK) return st;
     struct gsmrt_pc_matmul pc = {c->w->n_cols, n_rows,      c->n_tok,
                                  c->x_stride,  c->y_stride, c->y_offset + row_begin};
@@ -137,11 +128,11 @@ static gsmrt_status get_rows_chunk(struct gsmrt_vk_rec *rec, const struct gsmrt_
                                    struct gsmrt_err *err)
 {
     const struct get_rows_ctx *c = ctx_;
-    enum gsmrt_kernel id = by_type(c->w->type, GSMRT_KERNEL_GET_ROWS_F32, GSMRT_KERNEL_GET_ROWS_F16,
-                                   GSMRT_KERNEL_GET_ROWS_Q8_0);
+    enum gsmrt_kernel id;
+    gsmrt_status st = gsmrt_k_product_kernel(rec->dev, GSMRT_KFAMILY_GET_ROWS, c->w->type, &id, err);
     uint32_t wg = GSMRT_K_ELEMENTWISE_WG;
     struct gsmrt_vk_pipeline *pipe;
-    gsmrt_status st = gsmrt_k_pipeline(rec, id, &wg, 1, &pipe, err);
+    if (st == GSMRT_OK) st = gsmrt_k_pipeline(rec, id, &wg, 1, &pipe, err);
     if (st != GSMRT_OK) return st;
     struct gsmrt_pc_get_rows pc = {c->w->n_cols, row_begin, n_rows, c->n_ids};
     struct gsmrt_vk_range b[3] = {*wr, *c->ids, *c->y};

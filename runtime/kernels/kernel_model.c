@@ -5,20 +5,14 @@
 #include "kernels/kernel_util.h"
 #include "kernels/kernels_push.h"
 
-/* The variant of a product kernel family for this device and weight type:
- * one output per invocation (CPU devices), or a reduction per output with
- * subgroup operations or shared memory. Each family's ids are declared as
- * F32, F16, Q8_0 trios (shaders/CMakeLists.txt). Sets *wg to its size. */
-static enum gsmrt_kernel pick(const struct gsmrt_vk_device *dev, enum gsmrt_wtype t, enum gsmrt_kernel f32_sg,
-                              enum gsmrt_kernel f32_nosg, enum gsmrt_kernel f32_rows, uint32_t *wg)
+/* The kernel of a product family for this device and weight type (a table
+ * lookup), and its workgroup size: one output per invocation (CPU devices),
+ * or a reduction per output. */
+static gsmrt_status product_kernel(const struct gsmrt_vk_device *dev, enum gsmrt_kfamily family,
+                                   enum gsmrt_wtype t, enum gsmrt_kernel *id, uint32_t *wg, struct gsmrt_err *err)
 {
-    int off = t == GSMRT_WTYPE_F32 ? 0 : t == GSMRT_WTYPE_F16 ? 1 : 2;
-    *wg = GSMRT_K_MATVEC_WG;
-    if (gsmrt_k_row_per_invocation(dev)) {
-        *wg = GSMRT_K_ELEMENTWISE_WG;
-        return (enum gsmrt_kernel)(f32_rows + off);
-    }
-    return (enum gsmrt_kernel)((gsmrt_k_use_subgroups(dev) ? f32_sg : f32_nosg) + off);
+    *wg = gsmrt_k_row_per_invocation(dev) ? GSMRT_K_ELEMENTWISE_WG : GSMRT_K_MATVEC_WG;
+    return gsmrt_k_product_kernel(dev, family, t, id, err);
 }
 
 /* Workgroups for n outputs: one each when reducing, wg outputs each otherwise. */
@@ -31,6 +25,9 @@ gsmrt_status gsmrt_k_head_matvec(struct gsmrt_vk_rec *rec, const struct gsmrt_k_
                                  const struct gsmrt_k_head_matvec *p, const struct gsmrt_vk_range *x,
                                  const struct gsmrt_vk_range *y, struct gsmrt_err *err)
 {
+    if (!gsmrt_wtype_find((uint32_t)w->type))
+        return gsmrt_err_set(err, GSMRT_E_UNSUPPORTED, "head_matvec: weights of type %s are not supported",
+                             gsmrt_wtype_name(w->type));
     uint64_t bytes = gsmrt_wtype_row_bytes(w->type, w->n_cols) * w->n_rows;
     if (p->n_heads == 0 || w->n_rows % p->n_heads || p->n_tok == 0 || bytes == 0)
         return gsmrt_err_set(err, GSMRT_E_INVALID_ARGUMENT, "head_matvec: %u rows for %u heads, %u tokens",
@@ -39,10 +36,10 @@ gsmrt_status gsmrt_k_head_matvec(struct gsmrt_vk_rec *rec, const struct gsmrt_k_
     gsmrt_status st = gsmrt_vk_buf_range(rec->dev, w->buf, w->offset, gsmrt_align_up(bytes, 4), &wr, err);
     if (st != GSMRT_OK) return st;
     uint32_t wg;
-    enum gsmrt_kernel id = pick(rec->dev, w->type, GSMRT_KERNEL_HEAD_MATVEC_F32, GSMRT_KERNEL_HEAD_MATVEC_F32_NOSG,
-                                GSMRT_KERNEL_HEAD_MATVEC_F32_ROWS, &wg);
+    enum gsmrt_kernel id;
+    st = product_kernel(rec->dev, GSMRT_KFAMILY_HEAD_MATVEC, w->type, &id, &wg, err);
     struct gsmrt_vk_pipeline *pipe;
-    st = gsmrt_k_pipeline(rec, id, &wg, 1, &pipe, err);
+    if (st == GSMRT_OK) st = gsmrt_k_pipeline(rec, id, &wg, 1, &pipe, err);
     if (st != GSMRT_OK) return st;
     uint32_t rows = w->n_rows / p->n_heads;
     struct gsmrt_pc_head_matvec pc = {w->n_cols, rows,       p->n_heads, p->n_tok, p->x_stride,
@@ -82,6 +79,9 @@ gsmrt_status gsmrt_k_moe_matvec(struct gsmrt_vk_rec *rec, const struct gsmrt_k_w
                                 struct gsmrt_err *err)
 {
     const struct gsmrt_vk_device *dev = rec->dev;
+    if (!gsmrt_wtype_find((uint32_t)w->type))
+        return gsmrt_err_set(err, GSMRT_E_UNSUPPORTED, "moe_matvec: weights of type %s are not supported",
+                             gsmrt_wtype_name(w->type));
     uint64_t row_bytes = gsmrt_wtype_row_bytes(w->type, w->n_cols);
     if (n_expert == 0 || w->n_rows % n_expert || row_bytes == 0 || n_tok == 0 || n_used == 0)
         return gsmrt_err_set(err, GSMRT_E_INVALID_ARGUMENT, "moe_matvec: %u rows for %u experts",
@@ -94,10 +94,10 @@ gsmrt_status gsmrt_k_moe_matvec(struct gsmrt_vk_rec *rec, const struct gsmrt_k_w
         return gsmrt_err_set(err, GSMRT_E_UNSUPPORTED, "moe_matvec: one expert (%llu bytes) exceeds a binding",
                              (unsigned long long)expert_bytes);
     uint32_t wg;
-    enum gsmrt_kernel id = pick(dev, w->type, GSMRT_KERNEL_MOE_MATVEC_F32, GSMRT_KERNEL_MOE_MATVEC_F32_NOSG,
-                                GSMRT_KERNEL_MOE_MATVEC_F32_ROWS, &wg);
+    enum gsmrt_kernel id;
+    gsmrt_status st = product_kernel(dev, GSMRT_KFAMILY_MOE_MATVEC, w->type, &id, &wg, err);
     struct gsmrt_vk_pipeline *pipe;
-    gsmrt_status st = gsmrt_k_pipeline(rec, id, &wg, 1, &pipe, err);
+    if (st == GSMRT_OK) st = gsmrt_k_pipeline(rec, id, &wg, 1, &pipe, err);
     if (st != GSMRT_OK) return st;
     uint32_t gx, gy;
     gsmrt_k_split_groups(dev, groups_for(dev, rows * n_used * n_tok, wg), &gx, &gy);

@@ -8,26 +8,21 @@
 #ifndef GSMRT_KERNELS_H
 #define GSMRT_KERNELS_H
 
+#include "gguf/wtype.h"
 #include "kernels/spv_registry.h"
 #include "vk/vk.h"
 
-/* Weight formats, numbered as ggml types. */
-enum gsmrt_wtype {
-    GSMRT_WTYPE_F32 = 0,
-    GSMRT_WTYPE_F16 = 1,
-    GSMRT_WTYPE_Q8_0 = 8,
-};
-
-#define GSMRT_Q8_0_BLOCK 32        /* values per Q8_0 block */
-#define GSMRT_Q8_0_BLOCK_BYTES 34  /* f16 scale + 32 int8 */
-
-/* Bytes of one row of n_cols values; 0 if the type is unknown or n_cols is
- * not a whole number of blocks. */
-uint64_t gsmrt_wtype_row_bytes(enum gsmrt_wtype type, uint64_t n_cols);
-const char *gsmrt_wtype_name(enum gsmrt_wtype type);
+/* Weight formats (enum gsmrt_wtype), their sizes and names: gguf/wtype.h,
+ * one row per type in gguf/wtype_table.def. */
 
 /* The interface of a kernel (SPIR-V, binding count, push size). */
 const struct gsmrt_vk_kernel_desc *gsmrt_kernel_desc(enum gsmrt_kernel id);
+
+/* The product kernel of `family` for weights of `type` in the variant this
+ * device runs (a lookup in the generated table, never arithmetic over ids);
+ * GSMRT_E_UNSUPPORTED naming the type if the table has no row for it. */
+gsmrt_status gsmrt_k_product_kernel(const struct gsmrt_vk_device *dev, enum gsmrt_kfamily family,
+                                    enum gsmrt_wtype type, enum gsmrt_kernel *id, struct gsmrt_err *err);
 
 /* A weight matrix [n_rows][n_cols] of `type`, starting at `offset` in `buf`
  * (offset aligned to minStorageBufferOffsetAlignment). */

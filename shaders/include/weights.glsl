@@ -1,55 +1,63 @@
-// weights.glsl: the weight buffer W at binding 0 and element access for the
-// three weight formats, chosen by one define before inclusion:
-//   WEIGHT_F32   float per element
-//   WEIGHT_F16   IEEE half per element, two per 32-bit word (little end first)
-//   WEIGHT_Q8_0  ggml Q8_0 blocks of 34 bytes: f16 scale d, then 32 int8 q;
-//                value = d * q. Blocks are 2-byte aligned, so they are read
-//                as 16-bit halves of 32-bit words (no 8/16-bit storage needed).
+// weights.glsl: the weight buffer W at binding 0 (32-bit words, so no 8/16-bit
+// storage feature is needed), byte-level readers, and the weight type of the
+// variant: weight_type.glsl, which the build resolves to shaders/types/<type>.glsl
+// (cmake/GsmrtShaders.cmake; the types are the rows of runtime/gguf/wtype_table.def).
+//
+// A type file defines ONE decode function and its constants, in one of two forms:
+//   element types (F32, F16, BF16):
+//     #define WT_ELEMENTWISE
+//     float wt_value(uint i)                       element i of the buffer
+//   block types (ggml blocks of WT_BLOCK values, WT_BLOCK_BYTES bytes):
+//     const uint WT_BLOCK, WT_BLOCK_BYTES;
+//     const uint WT_SUB;                           values per decoded piece: 16 or 32, divides WT_BLOCK
+//     const bool WT_OFFSET;                        false: the offset is always 0
+//     vec2 wt_decode(uint block, uint piece, out float q[WT_SUB])
+//         piece `piece` of block `block`: value m is scale * q[m] + offset,
+//         with (scale, offset) returned. Kernels factor the scale out of
+//         their sums, so q holds the integers (or codebook values) of the format.
 // A matrix is [n_rows][n_cols] row-major (GGUF ne[0] = n_cols is contiguous);
-// for Q8_0, n_cols is a multiple of 32.
-#if defined(WEIGHT_F32)
-layout(set = 0, binding = 0, std430) readonly buffer W { float w[]; };
-#else
+// for block types n_cols is a whole number of blocks.
 layout(set = 0, binding = 0, std430) readonly buffer W { uint w[]; };
-#endif
 
-#if defined(WEIGHT_F16) || defined(WEIGHT_Q8_0)
+// 16-bit half i of the buffer (little end first).
 uint w_u16(uint i)
 {
     uint word = w[i >> 1];
     return (i & 1u) != 0u ? (word >> 16) : (word & 0xFFFFu);
 }
-#endif
 
-#if defined(WEIGHT_Q8_0)
-const uint Q8_BLOCK = 32;       // values per block
-const uint Q8_HALVES = 17;      // 16-bit halves per block (34 bytes)
-
-float q8_scale(uint block)
+// Byte at byte offset b.
+uint w_u8(uint b)
 {
-    return unpackHalf2x16(w_u16(block * Q8_HALVES)).x;
+    return (w[b >> 2] >> ((b & 3u) * 8u)) & 0xFFu;
 }
 
-// The two int8 values held by half j (0..15) of a block, low byte first.
-vec2 q8_pair(uint block, uint j)
+// The 4 bytes at byte offset b (any alignment), little endian.
+uint w_u32_at(uint b)
 {
-    uint h = w_u16(block * Q8_HALVES + 1u + j);
-    return vec2(float(int(h << 24) >> 24), float(int(h << 16) >> 24));
+    uint s = (b & 3u) * 8u, lo = w[b >> 2];
+    return s == 0u ? lo : (lo >> s) | (w[(b >> 2) + 1u] << (32u - s));
 }
-#endif
 
-// Element (row, col) of a [n_rows][n_cols] weight matrix, as float.
-float w_at(uint row, uint col, uint n_cols)
+// The 2 bytes at byte offset b (any alignment), little endian.
+uint w_u16_at(uint b)
 {
-#if defined(WEIGHT_F32)
-    return w[row * n_cols + col];
-#elif defined(WEIGHT_F16)
-    uint i = row * n_cols + col;
-    return unpackHalf2x16(w_u16(i)).x;
-#else
-    uint block = (row * n_cols + col) / Q8_BLOCK;
-    uint k = col % Q8_BLOCK;
-    vec2 p = q8_pair(block, k >> 1);
-    return q8_scale(block) * ((k & 1u) != 0u ? p.y : p.x);
-#endif
+    return (b & 1u) == 0u ? w_u16(b >> 1) : (w_u8(b) | (w_u8(b + 1u) << 8));
 }
+
+float w_f16_at(uint b)
+{
+    return unpackHalf2x16(w_u16_at(b)).x;
+}
+
+#include "weight_type.glsl"
+
+#ifndef WT_ELEMENTWISE
+const uint WT_PIECES = WT_BLOCK / WT_SUB;   // pieces per block
+
+// A decoded value from wt_decode's (scale, offset) and q.
+float wt_apply(vec2 so, float q)
+{
+    return WT_OFFSET ? so.x * q + so.y : so.x * q;
+}
+#endif

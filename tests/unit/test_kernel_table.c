@@ -7,6 +7,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -119,7 +120,52 @@ static void test_weight_row_bytes(void **state)
     assert_int_equal(gsmrt_wtype_row_bytes(GSMRT_WTYPE_F16, 7), 14);
     assert_int_equal(gsmrt_wtype_row_bytes(GSMRT_WTYPE_Q8_0, 64), 68);
     assert_int_equal(gsmrt_wtype_row_bytes(GSMRT_WTYPE_Q8_0, 33), 0);   /* not whole blocks */
-    assert_int_equal(gsmrt_wtype_row_bytes((enum gsmrt_wtype)12, 256), 0);
+    assert_int_equal(gsmrt_wtype_row_bytes((enum gsmrt_wtype)19, 256), 0);   /* IQ1_S: not run */
+    assert_null(gsmrt_wtype_find(19));
+    assert_string_equal(gsmrt_wtype_name((enum gsmrt_wtype)19), "IQ1_S");   /* refused by its name */
+    assert_string_equal(gsmrt_wtype_name((enum gsmrt_wtype)99), "unknown");
+}
+
+/* Kernel selection is a lookup: for every product family, every row of the
+ * weight-type table and every variant, the kernel the table names is the one
+ * compiled from that family's source for that type (its name says so), and
+ * only the families without a reduction lack variants. */
+static void test_variant_lookup(void **state)
+{
+    (void)state;
+    static const struct {
+        enum gsmrt_kfamily family;
+        const char *name;
+        bool reduces, has_rows;
+    } families[] = {
+        {GSMRT_KFAMILY_MATVEC, "matvec", true, true},
+        {GSMRT_KFAMILY_HEAD_MATVEC, "head_matvec", true, true},
+        {GSMRT_KFAMILY_MOE_MATVEC, "moe_matvec", true, true},
+        {GSMRT_KFAMILY_MATMUL, "matmul", false, true},
+        {GSMRT_KFAMILY_GET_ROWS, "get_rows", false, false},
+    };
+    static const char *const suffix[GSMRT_KVARIANT_COUNT] = {
+        [GSMRT_KVARIANT] = "", [GSMRT_KVARIANT_NOSG] = "_nosg", [GSMRT_KVARIANT_ROWS] = "_rows"};
+    assert_int_equal(sizeof families / sizeof families[0], GSMRT_KFAMILY_COUNT);
+    for (size_t f = 0; f < GSMRT_KFAMILY_COUNT; f++)
+        for (uint32_t id = 0; id < 64; id++) {
+            const struct gsmrt_wtype_info *t = gsmrt_wtype_find(id);
+            if (!t) continue;
+            for (int v = 0; v < GSMRT_KVARIANT_COUNT; v++) {
+                uint16_t k = gsmrt_spv_variants[families[f].family][t->index][v];
+                bool present = v == GSMRT_KVARIANT || (v == GSMRT_KVARIANT_NOSG && families[f].reduces) ||
+                               (v == GSMRT_KVARIANT_ROWS && families[f].has_rows);
+                if (!present) {
+                    assert_int_equal(k, 0);
+                    continue;
+                }
+                char want[64];
+                snprintf(want, sizeof want, "%s_%s%s", families[f].name, t->glsl, suffix[v]);
+                if (k == 0) fail_msg("no kernel %s", want);
+                assert_string_equal(gsmrt_kernel_desc((enum gsmrt_kernel)(k - 1))->name, want);
+                assert_int_equal(gsmrt_spv_table[k - 1].family, (int)families[f].family + 1);
+            }
+        }
 }
 
 int main(void)
@@ -128,6 +174,7 @@ int main(void)
         cmocka_unit_test(test_table_matches_spirv),
         cmocka_unit_test(test_push_mirror_offsets),
         cmocka_unit_test(test_weight_row_bytes),
+        cmocka_unit_test(test_variant_lookup),
     };
     return cmocka_run_group_tests_name("kernel_table", tests, NULL, NULL);
 }

@@ -1,6 +1,0 @@
-// head_matvec_f32_nosg.comp: per-head matrix-vector products, F32 weights, shared-memory reduction.
-// Interface, dispatch and reference: include/head_matvec_body.glsl.
-#version 450
-#extension GL_GOOGLE_include_directive : require
-#define WEIGHT_F32
-#include "head_matvec_body.glsl"

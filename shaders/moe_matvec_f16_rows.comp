@@ -1,7 +1,0 @@
-// moe_matvec_f16_rows.comp: routed-expert products, F16 weights, one output per invocation (CPU devices).
-// Interface, dispatch and reference: include/moe_matvec_body.glsl.
-#version 450
-#extension GL_GOOGLE_include_directive : require
-#define WEIGHT_F16
-#define ROW_PER_INVOCATION
-#include "moe_matvec_body.glsl"

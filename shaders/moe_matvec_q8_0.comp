@@ -1,9 +1,0 @@
-// moe_matvec_q8_0.comp: routed-expert matrix-vector products, Q8_0 weights.
-// Interface, dispatch and reference: include/moe_matvec_body.glsl.
-#version 450
-#extension GL_GOOGLE_include_directive : require
-#extension GL_KHR_shader_subgroup_basic : require
-#extension GL_KHR_shader_subgroup_arithmetic : require
-#define USE_SUBGROUP
-#define WEIGHT_Q8_0
-#include "moe_matvec_body.glsl"
