@@ -4,7 +4,16 @@
  * compare ratios within one run.
  *
  *   usage: bench_decode [-m MODEL] [--depths 128,1024,4096] [--gen N]
- *                       [--batch N] [--reps N] [--json] */
+ *                       [--batch N] [--reps N] [--json] [--profile]
+ *                       [--logits N PATH]
+ *
+ * --logits N PATH: instead, the logits (float32 [n_vocab]) after a prefill
+ * of the bench's first N tokens go to PATH (a new file), for comparing with
+ * another runtime (tools/wide_check.mjs); with --greedy G, the G tokens of
+ * a greedy continuation are printed ("greedy: id id ..."). Load progress
+ * goes to stderr. */
+#include <fcntl.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,6 +55,32 @@ static void print_profile(struct gsmrt_vk_rec *rec, const char *what, uint32_t d
         fprintf(stderr, "  %-14s %4u x  %8.3f ms  %5.1f%%\n", labels[k], count[k], ms[k], 100 * ms[k] / total);
 }
 
+/* One progress line on stderr, rewritten in place. */
+static void progress(void *user, const char *stage, float fraction)
+{
+    int *last = user, pct = (int)(100.0f * fraction);
+    if (pct == *last) return;
+    *last = pct;
+    fprintf(stderr, "\rloading: %s %3d%%%s", stage, pct, pct >= 100 ? "\n" : "");
+}
+
+/* Writes n floats to a new file at path (never over an existing one). */
+static int write_new(const char *path, const float *v, size_t n)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0644);
+    if (fd < 0) {
+        perror(path);
+        return 1;
+    }
+    ssize_t w = write(fd, v, n * sizeof *v);
+    int bad = w != (ssize_t)(n * sizeof *v);
+    if (close(fd) != 0 || bad) {
+        fprintf(stderr, "%s: short write\n", path);
+        return 1;
+    }
+    return 0;
+}
+
 #define CHECK(expr)                                             \
     do {                                                        \
         if ((expr) != GSMRT_OK) {                               \
@@ -60,6 +95,8 @@ int main(int argc, char **argv)
     char depths_arg[256] = "128,1024,4096";
     uint32_t gen = 32, batch = 256, reps = 3;
     bool json = false, profile = false;
+    uint32_t logits_n = 0, greedy = 0;
+    const char *logits_path = NULL;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "-m") && i + 1 < argc) model = argv[++i];
         else if (!strcmp(argv[i], "--depths") && i + 1 < argc) snprintf(depths_arg, sizeof depths_arg, "%s", argv[++i]);
@@ -68,9 +105,15 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--reps") && i + 1 < argc) reps = (uint32_t)atoi(argv[++i]);
         else if (!strcmp(argv[i], "--json")) json = true;
         else if (!strcmp(argv[i], "--profile")) profile = true;
-        else {
+        else if (!strcmp(argv[i], "--logits") && i + 2 < argc) {
+            logits_n = (uint32_t)atoi(argv[++i]);
+            logits_path = argv[++i];
+            if (logits_n < 1) return 2;
+        } else if (!strcmp(argv[i], "--greedy") && i + 1 < argc) {
+            greedy = (uint32_t)atoi(argv[++i]);
+        } else {
             fprintf(stderr, "usage: bench_decode [-m MODEL] [--depths 128,1024,4096] [--gen N] [--batch N] "
-                            "[--reps N] [--json]\n");
+                            "[--reps N] [--json] [--profile] [--logits N PATH [--greedy G]]\n");
             return 2;
         }
     }
@@ -84,10 +127,10 @@ int main(int argc, char **argv)
     if (profile) setenv("GSMRT_PROFILE", "1", 1);
     struct gsmrt_err err = {GSMRT_OK, ""};
     struct gsmrt_vk_instance *inst;
-    struct gsmrt_vk_instance_params ip = {NULL, {NULL, NULL, GSMRT_LOG_WARN}, 0};
+    struct gsmrt_vk_instance_params ip = {.alloc = NULL, .log = {.cb = NULL, .user = NULL, .level = GSMRT_LOG_WARN}, .validation = 0};
     CHECK(gsmrt_vk_instance_create(&ip, &inst, &err));
     struct gsmrt_vk_device *dev;
-    struct gsmrt_vk_device_params dp = {NULL, NULL};
+    struct gsmrt_vk_device_params dp = {.want = NULL, .pipeline_cache_path = NULL};
     CHECK(gsmrt_vk_device_create(inst, &dp, &dev, &err));
     CHECK(gsmrt_kernels_warm_up(dev, &err));
     struct gsmrt_gguf *g;
@@ -95,8 +138,9 @@ int main(int argc, char **argv)
     struct gsmrt_hparams hp;
     CHECK(gsmrt_hparams_load(g, &hp, &err));
     struct gsmrt_dmodel *m;
-    CHECK(gsmrt_dmodel_load(dev, g, &hp, NULL, NULL, &m, &err));
-    uint32_t n_ctx = max_depth + gen + 1;
+    int last_pct = -1;
+    CHECK(gsmrt_dmodel_load(dev, g, &hp, progress, &last_pct, &m, &err));
+    uint32_t n_ctx = logits_path ? logits_n + greedy + 1 : max_depth + gen + 1;
     struct gsmrt_kv_cache *kv;
     CHECK(gsmrt_kv_cache_create(dev, &hp, n_ctx, 32, 0, 0, &kv, &err));
     struct gsmrt_forward *f;
@@ -104,6 +148,24 @@ int main(int argc, char **argv)
     int32_t *toks = malloc((size_t)n_ctx * sizeof *toks);
     float *logits = malloc((size_t)hp.n_vocab * sizeof *logits);
     for (uint32_t i = 0; i < n_ctx; i++) toks[i] = (int32_t)((i * 7919u + 13u) % hp.n_vocab);
+    if (logits_path) {
+        for (uint32_t p = 0; p < logits_n; p += batch) {
+            uint32_t k = logits_n - p < batch ? logits_n - p : batch;
+            CHECK(gsmrt_forward_run(f, kv, toks + p, k, p, p + k == logits_n ? 1 : 0, logits, &err));
+        }
+        if (write_new(logits_path, logits, hp.n_vocab)) return 1;
+        if (greedy) printf("greedy:");
+        for (uint32_t i = 0; i < greedy; i++) {
+            int32_t best = 0;
+            for (uint32_t v = 1; v < hp.n_vocab; v++)
+                if (logits[v] > logits[best]) best = (int32_t)v;
+            printf(" %d", best);
+            fflush(stdout);
+            CHECK(gsmrt_forward_run(f, kv, &best, 1, logits_n + i, 1, logits, &err));
+        }
+        if (greedy) printf("\n");
+        return 0;
+    }
 
     if (!json)
         printf("%-8s %14s %14s %12s %12s %12s\n", "depth", "prefill tok/s", "decode tok/s", "spread", "dispatch/tok",

@@ -240,18 +240,12 @@ struct fortunes {
  * 20..400 bytes (a filler turn of roughly 5..120 tokens). */
 static int fortunes_load(const char *path, struct fortunes *f)
 {
-    FILE *fp = fopen(path, "rb");
-    if (!fp) return 1;
-    fseek(fp, 0, SEEK_END);
-    long len = ftell(fp);
-    fseek(fp, 0, SEEK_SET);
-    f->text = malloc((size_t)len + 1);
-    if (!f->text || fread(f->text, 1, (size_t)len, fp) != (size_t)len) {
-        fclose(fp);
+    char err[1200];
+    size_t len = 0;
+    if (gsmrt_file_load_text(path, GSMRT_TEXT_FILE_MAX_BYTES, &f->text, &len, err, sizeof err) != GSMRT_OK) {
+        fprintf(stderr, "gsm_quality: %s\n", err);
         return 1;
     }
-    fclose(fp);
-    f->text[len] = 0;
     f->n = 0;
     char *p = f->text;
     while (*p && f->n < MAX_FORTUNES) {
@@ -771,9 +765,11 @@ int main(int argc, char **argv)
                "fewer", "skip max", "fired%", "cold comp/all");
     }
     FILE *jf = NULL;
+    char *json = NULL;   /* built in memory, saved by the runtime's safe writer at the end */
+    size_t json_len = 0;
     if (!rc && json_path) {
-        jf = fopen(json_path, "w");
-        if (!jf) fprintf(stderr, "gsm_quality: %s: cannot write\n", json_path), rc = 1;
+        jf = open_memstream(&json, &json_len);
+        if (!jf) fprintf(stderr, "gsm_quality: %s: out of memory\n", json_path), rc = 1;
         else
             fprintf(jf,
                     "{\"model\": \"%s\", \"model_name\": \"%s\", \"device\": \"%s\", \"n_ctx_train\": %u, "
@@ -858,7 +854,10 @@ int main(int argc, char **argv)
     }
     if (jf) {
         fprintf(jf, "]}\n");
-        if (fclose(jf) != 0) fprintf(stderr, "gsm_quality: %s: cannot write\n", json_path), rc = 1;
+        char werr[1200] = "out of memory";
+        if (fclose(jf) != 0 || gsmrt_file_save(json_path, json, json_len, werr, sizeof werr) != GSMRT_OK)
+            fprintf(stderr, "gsm_quality: %s\n", werr), rc = 1;
+        free(json);
     }
     bool any_exact = false;
     for (uint32_t i = 0; i < n_thr; i++) any_exact = any_exact || thresholds[i] == 0;
@@ -873,7 +872,7 @@ int main(int argc, char **argv)
     free(run.dense_logits);
     free(run.lp_d);
     free(run.lp_g);
-    free(fort.text);
+    gsmrt_file_free(fort.text);
     gsmrt_model_destroy(model);
     gsmrt_context_destroy(ctx);
     return rc;

@@ -17,7 +17,9 @@ int cmd_perplexity(int argc, char **argv);
 int cmd_calibrate(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 
-/* The whole file as a NUL-terminated string (free it); NULL after printing why. */
+/* The whole text file as a NUL-terminated string (free it with
+ * gsmrt_file_free); NULL after printing why. A regular file only (never
+ * blocks on a FIFO), at most GSMRT_TEXT_FILE_MAX_BYTES, no NUL byte. */
 char *cli_read_file(const char *cmd, const char *path);
 
 /* Writes s as a JSON string literal (quotes and escapes included). */

@@ -682,9 +682,13 @@ static void json_num_array(FILE *f, const double *v, uint32_t n)
 
 static bool write_json(const struct bench *b, const struct cell *cells, uint32_t n, double wall_s)
 {
-    FILE *f = fopen(b->json_path, "w");
+    /* Built in memory, then saved by the library's safe writer (never
+     * through a link, never over a directory, FIFO or device). */
+    char *json = NULL;
+    size_t json_len = 0;
+    FILE *f = open_memstream(&json, &json_len);
     if (!f) {
-        fprintf(stderr, "gsm bench: cannot write %s\n", b->json_path);
+        fprintf(stderr, "gsm bench: --json %s: out of memory\n", b->json_path);
         return false;
     }
     fprintf(f, "{\n  \"model\": ");
@@ -748,8 +752,10 @@ static bool write_json(const struct bench *b, const struct cell *cells, uint32_t
             fprintf(f, "     \"quality\": null}%s\n", i + 1 < n ? "," : "");
     }
     fprintf(f, "  ]\n}\n");
-    bool ok = fclose(f) == 0;
-    if (!ok) fprintf(stderr, "gsm bench: cannot write %s\n", b->json_path);
+    char err[1200] = "out of memory";
+    bool ok = fclose(f) == 0 && gsmrt_file_save(b->json_path, json, json_len, err, sizeof err) == GSMRT_OK;
+    if (!ok) fprintf(stderr, "gsm bench: --json: %s\n", err);
+    free(json);
     return ok;
 }
 
@@ -961,12 +967,12 @@ int cmd_bench(int argc, char **argv)
     b->corpus.len = strlen(text);
     b->corpus.text = malloc(2 * b->corpus.len + 1);
     if (!b->corpus.text) {
-        free(text);
+        gsmrt_file_free(text);
         goto out;
     }
     memcpy(b->corpus.text, text, b->corpus.len);
     memcpy(b->corpus.text + b->corpus.len, text, b->corpus.len + 1);
-    free(text);
+    gsmrt_file_free(text);
     gsmrt_status st = kv_row(b);
     if (st == GSMRT_OK) st = make_prompts(b, max_batch);
     if (st != GSMRT_OK) {

@@ -51,7 +51,7 @@ int cmd_perplexity(int argc, char **argv)
     gsmrt_model *model;
     gsmrt_session *s = NULL;
     if (!load_model(&o, "perplexity", &ctx, &model)) {
-        free(text);
+        gsmrt_file_free(text);
         return EXIT_RUNTIME;
     }
     if (!window) window = o.n_ctx ? o.n_ctx : 512;
@@ -73,6 +73,6 @@ int cmd_perplexity(int argc, char **argv)
         printf("perplexity %.4f over %u tokens (%u windows of %u)\n", r.ppl, r.n_scored, r.n_windows, window);
     }
     unload(ctx, model, s);
-    free(text);
+    gsmrt_file_free(text);
     return rc;
 }

@@ -19,34 +19,6 @@ static void usage(FILE *f)
             COMMON_OPTIONS_HELP);
 }
 
-static char *read_file(const char *cmd, const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        fprintf(stderr, "gsm %s: cannot open %s\n", cmd, path);
-        return NULL;
-    }
-    size_t cap = 4096, n = 0;
-    char *buf = malloc(cap);
-    size_t r;
-    while (buf && (r = fread(buf + n, 1, cap - n - 1, f)) > 0) {
-        n += r;
-        if (n + 1 == cap) {
-            char *b = realloc(buf, cap *= 2);
-            if (!b) free(buf);
-            buf = b;
-        }
-    }
-    fclose(f);
-    if (buf) buf[n] = '\0';
-    return buf;
-}
-
-char *cli_read_file(const char *cmd, const char *path)
-{
-    return read_file(cmd, path);
-}
-
 /* --stats: the token callback prints what the step before it did. */
 struct step_stats {
     gsmrt_session *s;
@@ -90,7 +62,7 @@ int cmd_run(int argc, char **argv)
         fprintf(stderr, "gsm run: a prompt is required (-p TEXT or -f FILE)\n");
         return EXIT_USAGE;
     }
-    char *owned = file ? read_file("run", file) : NULL;
+    char *owned = file ? cli_read_file("run", file) : NULL;
     if (file && !owned) return EXIT_RUNTIME;
     if (owned) prompt = owned;
 
@@ -98,7 +70,7 @@ int cmd_run(int argc, char **argv)
     gsmrt_model *model;
     gsmrt_session *s = NULL;
     if (!load_model(&o, "run", &ctx, &model)) {
-        free(owned);
+        gsmrt_file_free(owned);
         return EXIT_RUNTIME;
     }
     gsmrt_session_params sp;
@@ -129,6 +101,6 @@ int cmd_run(int argc, char **argv)
         }
     }
     unload(ctx, model, s);
-    free(owned);
+    gsmrt_file_free(owned);
     return rc;
 }

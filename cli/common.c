@@ -12,6 +12,17 @@
 
 #include "cli.h"
 
+char *cli_read_file(const char *cmd, const char *path)
+{
+    char *text = NULL, err[1200];
+    size_t len = 0;
+    if (gsmrt_file_load_text(path, GSMRT_TEXT_FILE_MAX_BYTES, &text, &len, err, sizeof err) != GSMRT_OK) {
+        fprintf(stderr, "gsm %s: %s\n", cmd, err);
+        return NULL;
+    }
+    return text;
+}
+
 void opts_init(struct opts *o)
 {
     memset(o, 0, sizeof *o);

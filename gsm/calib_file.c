@@ -299,7 +299,7 @@ gsmrt_status gsmrt_gsm_calib_save(const struct gsmrt_gsm_calib *c, const char *p
         gsmrt_err_prefix(err, "%s: ", path);
         return st;
     }
-    st = gsmrt_gsm_json_write_file(path, text, err);   /* its messages name the file */
+    st = gsmrt_gsm_json_write_file(path, text, c->alloc, err);   /* its messages name the file */
     gsmrt_mem_free(c->alloc, text);
     return st;
 }

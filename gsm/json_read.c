@@ -3,58 +3,19 @@
  * cJSON_GetErrorPtr, no cJSON_InitHooks): the host may use cJSON too. */
 #include "json_read.h"
 
-#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "base/file.h"
 #include "base/mem.h"
 
 gsmrt_status gsmrt_gsm_json_slurp(const char *path, const gsmrt_allocator *alloc, char **out_text,
                                   size_t *out_len, struct gsmrt_err *err)
 {
-    *out_text = NULL;
-    *out_len = 0;
-    FILE *f = fopen(path, "rb");
-    if (!f) return gsmrt_err_set(err, GSMRT_E_IO, "%s: cannot open: %s", path, strerror(errno));
-    gsmrt_status st = GSMRT_OK;
-    char *text = NULL;
-    size_t cap = 0, len = 0;
-    for (;;) {
-        if (len == cap) {
-            if (cap >= GSMRT_GSM_JSON_MAX_BYTES) {
-                st = gsmrt_err_set(err, GSMRT_E_FORMAT, "%s: larger than %zu MiB", path,
-                                   GSMRT_GSM_JSON_MAX_BYTES >> 20);
-                goto fail;
-            }
-            size_t ncap = cap ? cap * 2 : 4096;
-            char *n = gsmrt_mem_alloc(alloc, ncap + 1);
-            if (!n) {
-                st = gsmrt_err_set(err, GSMRT_E_OUT_OF_HOST_MEMORY, "%s: %zu bytes", path, ncap + 1);
-                goto fail;
-            }
-            if (len) memcpy(n, text, len);
-            gsmrt_mem_free(alloc, text);
-            text = n;
-            cap = ncap;
-        }
-        size_t got = fread(text + len, 1, cap - len, f);
-        len += got;
-        if (got == 0) break;
-    }
-    if (ferror(f)) {
-        st = gsmrt_err_set(err, GSMRT_E_IO, "%s: read error", path);
-        goto fail;
-    }
-    fclose(f);
-    text[len] = '\0';
-    *out_text = text;
-    *out_len = len;
-    return GSMRT_OK;
-fail:
-    fclose(f);
-    gsmrt_mem_free(alloc, text);
-    return st;
+    /* A regular file only (a FIFO must not hang open()), capped; cJSON
+     * itself reports a NUL inside as a parse error at its position. */
+    return gsmrt_file_read_all(alloc, path, GSMRT_GSM_JSON_MAX_BYTES, false, out_text, out_len, err);
 }
 
 /* 1-based line and column (in bytes) of text[pos]. */
@@ -230,24 +191,17 @@ gsmrt_status gsmrt_gsm_json_object(const cJSON *item, const char *key, struct gs
     return GSMRT_OK;
 }
 
-gsmrt_status gsmrt_gsm_json_write_file(const char *path, const char *text, struct gsmrt_err *err)
+gsmrt_status gsmrt_gsm_json_write_file(const char *path, const char *text, const gsmrt_allocator *alloc,
+                                       struct gsmrt_err *err)
 {
-    char tmp[4096];
-    int w = snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    if (w < 0 || (size_t)w >= sizeof tmp) return gsmrt_err_set(err, GSMRT_E_INVALID_ARGUMENT, "path too long");
-    FILE *f = fopen(tmp, "wb");
-    if (!f) return gsmrt_err_set(err, GSMRT_E_IO, "%s: cannot create: %s", tmp, strerror(errno));
+    /* The text and its final newline in one buffer, written by the one safe
+     * writer (base/file.c): no predictable temporary, never over a link. */
     size_t n = strlen(text);
-    bool ok = fwrite(text, 1, n, f) == n && fputc('\n', f) != EOF;
-    ok = (fclose(f) == 0) && ok;
-    if (!ok) {
-        remove(tmp);
-        return gsmrt_err_set(err, GSMRT_E_IO, "%s: write failed", tmp);
-    }
-    if (rename(tmp, path) != 0) {
-        int e = errno;
-        remove(tmp);
-        return gsmrt_err_set(err, GSMRT_E_IO, "%s: cannot rename into place: %s", path, strerror(e));
-    }
-    return GSMRT_OK;
+    char *buf = gsmrt_mem_alloc(alloc, n + 1);
+    if (!buf) return gsmrt_err_set(err, GSMRT_E_OUT_OF_HOST_MEMORY, "%s: %zu bytes", path, n + 1);
+    memcpy(buf, text, n);
+    buf[n] = '\n';
+    gsmrt_status st = gsmrt_file_write(path, buf, n + 1, NULL, err);
+    gsmrt_mem_free(alloc, buf);
+    return st;
 }

@@ -51,7 +51,9 @@ gsmrt_status gsmrt_gsm_json_array(const cJSON *item, const char *key, size_t n, 
 /* An object (for nested sections). */
 gsmrt_status gsmrt_gsm_json_object(const cJSON *item, const char *key, struct gsmrt_err *err);
 
-/* Writes text to path through path.tmp + rename, so a failed write keeps the old file. */
-gsmrt_status gsmrt_gsm_json_write_file(const char *path, const char *text, struct gsmrt_err *err);
+/* Writes text and a newline to path through gsmrt_file_write (base/file.h):
+ * a failed write keeps the old file; links and non-regular files are refused. */
+gsmrt_status gsmrt_gsm_json_write_file(const char *path, const char *text, const gsmrt_allocator *alloc,
+                                       struct gsmrt_err *err);
 
 #endif

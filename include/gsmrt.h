@@ -113,6 +113,35 @@ typedef enum gsmrt_log_level {
  * the call that logs. */
 typedef void (*gsmrt_log_cb)(void *user, gsmrt_log_level level, const char *msg);
 
+/* ---- files ----------------------------------------------------------------
+ * The rules the runtime keeps for files a user names, offered to hosts (the
+ * gsm command uses them for every file it reads or writes). Any thread. */
+
+/* The largest text file (prompt, perplexity text, calibration data) the gsm
+ * command and gsmrt_model_calibrate read: 64 MiB. */
+#define GSMRT_TEXT_FILE_MAX_BYTES ((size_t)64 << 20)
+
+/* Reads the whole regular file at path as text: *text is NUL-terminated
+ * (free it with gsmrt_file_free), *len its length. Opening never blocks (a
+ * FIFO is refused, not waited on). err/err_size (may be NULL/0) receive the
+ * message naming the path. Returns GSMRT_OK; GSMRT_E_IO (cannot open, or a
+ * directory, FIFO, device or socket); GSMRT_E_FORMAT (over max_bytes, or a
+ * NUL byte inside); GSMRT_E_OUT_OF_HOST_MEMORY; GSMRT_E_INVALID_ARGUMENT
+ * (NULL arguments, a path over 1023 bytes). On failure *text is NULL. */
+GSMRT_API gsmrt_status gsmrt_file_load_text(const char *path, size_t max_bytes, char **text, size_t *len,
+                                            char *err, size_t err_size);
+/* Frees what gsmrt_file_load_text returned. NULL is fine. */
+GSMRT_API void gsmrt_file_free(char *text);
+
+/* Writes data[0..n) to path atomically: a temporary file with an
+ * unpredictable name, created exclusively next to it, fsync'd and renamed
+ * over it. Never follows a symbolic link and never replaces anything but a
+ * regular file (a link, directory, FIFO, device or socket at path is
+ * GSMRT_E_IO, and is left as it was). A failed write leaves the old file.
+ * GSMRT_E_INVALID_ARGUMENT for NULL arguments or a path over 1023 bytes. */
+GSMRT_API gsmrt_status gsmrt_file_save(const char *path, const void *data, size_t n, char *err,
+                                       size_t err_size);
+
 /* ---- devices --------------------------------------------------------------
  * Device discovery without creating a context (for `gsm devices` and a host
  * application's settings screen). */
@@ -199,7 +228,10 @@ typedef struct gsmrt_context_params {
     const char *device;               /* index or name substring; NULL: GSMRT_DEVICE, else the
                                          first discrete > integrated > virtual > CPU device */
     int32_t validation;               /* 1 on, 0 off, -1 (default): GSMRT_VALIDATE decides */
-    const char *pipeline_cache_path;  /* NULL (default): $XDG_CACHE_HOME/gsmrt/...; "": none */
+    const char *pipeline_cache_path;  /* NULL (default): $GSMRT_PIPELINE_CACHE, else
+                                         $XDG_CACHE_HOME/gsmrt/...; "": none. At most 1023
+                                         bytes. A location that cannot be used is a warning,
+                                         never a failure; only a gsmrt cache is replaced */
     gsmrt_allocator allocator;        /* copied; NULL functions (default) mean libc */
     gsmrt_log_cb log_cb;              /* NULL (default): warnings and errors to stderr */
     void *log_user;

@@ -199,7 +199,7 @@ gsmrt_status gsmrt_model_describe(const gsmrt_model *m, gsmrt_model_info *info)
     memset(&full, 0, sizeof full);
     full.struct_size = info->struct_size;
     snprintf(full.name, sizeof full.name, "%s", m->name);
-    snprintf(full.arch, sizeof full.arch, "deepseek2");
+    snprintf(full.arch, sizeof full.arch, "%s", m->hp.arch->name);
     snprintf(full.chat_format, sizeof full.chat_format, "%s", gsmrt_chat_format_name(m->chat));
     full.n_vocab = m->hp.n_vocab;
     full.n_ctx_train = m->hp.n_ctx_train;

@@ -6,13 +6,14 @@
 #include <string.h>
 
 #include "api_internal.h"
+#include "base/file.h"
 #include "gsm.h"
 #include "model/calibrate.h"
 
 void gsmrt_api_model_id(const gsmrt_model *m, struct gsmrt_gsm_model_id *id)
 {
     memset(id, 0, sizeof *id);
-    snprintf(id->architecture, sizeof id->architecture, "deepseek2");
+    snprintf(id->architecture, sizeof id->architecture, "%s", m->hp.arch->name);
     snprintf(id->name, sizeof id->name, "%s", m->name[0] ? m->name : "unnamed");
     id->n_layer = m->hp.n_layer;
     id->n_head = m->hp.n_head;
@@ -57,29 +58,13 @@ void gsmrt_calibrate_params_init(gsmrt_calibrate_params *p, size_t size)
     p->struct_size = (uint32_t)size;
 }
 
-/* The whole file (NUL-terminated), or GSMRT_E_IO naming it. */
+/* The calibration text: a regular file (never blocking on a FIFO), at most
+ * GSMRT_TEXT_FILE_MAX_BYTES, with no NUL byte (it would cut the text short). */
 static gsmrt_status slurp(const gsmrt_allocator *a, const char *path, char **out, size_t *len, struct gsmrt_err *err)
 {
-    *out = NULL;
-    FILE *f = fopen(path, "rb");
-    if (!f) return gsmrt_err_set(err, GSMRT_E_IO, "%s: cannot open the calibration text", path);
-    gsmrt_status st = GSMRT_OK;
-    long n = -1;
-    if (fseek(f, 0, SEEK_END) == 0) n = ftell(f);
-    if (n < 0 || fseek(f, 0, SEEK_SET) != 0) st = gsmrt_err_set(err, GSMRT_E_IO, "%s: cannot read", path);
-    char *text = st == GSMRT_OK ? gsmrt_mem_alloc(a, (size_t)n + 1) : NULL;
-    if (st == GSMRT_OK && !text) st = gsmrt_err_set(err, GSMRT_E_OUT_OF_HOST_MEMORY, "%s: %ld bytes", path, n);
-    if (st == GSMRT_OK && fread(text, 1, (size_t)n, f) != (size_t)n)
-        st = gsmrt_err_set(err, GSMRT_E_IO, "%s: cannot read", path);
-    fclose(f);
-    if (st != GSMRT_OK) {
-        gsmrt_mem_free(a, text);
-        return st;
-    }
-    text[n] = '\0';
-    *out = text;
-    *len = (size_t)n;
-    return GSMRT_OK;
+    gsmrt_status st = gsmrt_file_read_all(a, path, GSMRT_TEXT_FILE_MAX_BYTES, true, out, len, err);
+    if (st != GSMRT_OK) gsmrt_err_prefix(err, "calibration text: ");
+    return st;
 }
 
 gsmrt_status gsmrt_model_calibrate(gsmrt_model *m, const gsmrt_calibrate_params *params, const char *out_path)

@@ -54,7 +54,7 @@ struct gsmrt_session {
 };
 
 /* The model's identity as calibration files record it (api_calibrate.c):
- * "deepseek2", general.name ("unnamed" if absent), layer and head counts,
+ * the architecture's name, general.name ("unnamed" if absent), layer and head counts,
  * embedding and vocabulary sizes. */
 void gsmrt_api_model_id(const gsmrt_model *m, struct gsmrt_gsm_model_id *id);
 

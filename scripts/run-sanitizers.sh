@@ -21,7 +21,7 @@ set -eu
 cd "$(dirname "$0")/.."
 build=${GSMRT_ASAN_BUILD_DIR:-build-asan}
 jobs=$(nproc 2>/dev/null || echo 2)
-cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DGSMRT_SANITIZE=ON > /dev/null
+cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DGSMRT_SANITIZE=ON -DGSMRT_WERROR=ON > /dev/null
 cmake --build "$build" -j "$jobs"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 export ASAN_OPTIONS="detect_leaks=1:halt_on_error=1"

@@ -18,7 +18,8 @@ _SCALAR = {U8: "<B", I8: "<b", U16: "<H", I16: "<h", U32: "<I", I32: "<i", F32: 
 
 # ggml types
 GGML_F32, GGML_F16, GGML_Q8_0 = 0, 1, 8
-TYPE_NAMES = {GGML_F32: "F32", GGML_F16: "F16", GGML_Q8_0: "Q8_0"}
+GGML_I32 = 26   # integer tables (deepseek4's ffn_gate_tid2eid)
+TYPE_NAMES = {GGML_F32: "F32", GGML_F16: "F16", GGML_Q8_0: "Q8_0", GGML_I32: "I32"}
 QK8_0 = 32
 
 
@@ -74,7 +75,7 @@ def dequantize_q8_0(buf, n):
 
 
 def tensor_nbytes(ggml_type, n):
-    if ggml_type == GGML_F32:
+    if ggml_type in (GGML_F32, GGML_I32):
         return 4 * n
     if ggml_type == GGML_F16:
         return 2 * n
@@ -209,6 +210,8 @@ class GGUFFile:
             a = np.frombuffer(self.data, dtype="<f2", count=n, offset=start).astype(np.float32)
         elif t == GGML_Q8_0:
             a = dequantize_q8_0(self.data[start:start + tensor_nbytes(t, n)], n)
+        elif t == GGML_I32:
+            a = np.frombuffer(self.data, dtype="<i4", count=n, offset=start).astype(np.int32)
         else:
             raise ValueError("tensor %s: unsupported type %d" % (name, t))
         return a.reshape(shape)

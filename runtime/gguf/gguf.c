@@ -522,7 +522,7 @@ gsmrt_status gsmrt_gguf_open_memory(const void *data, size_t size, const char *n
     if (!name) name = "<memory>";
     if (!data && size)
         return gsmrt_err_set(err, GSMRT_E_INVALID_ARGUMENT, "%s: data is NULL with size %zu", name, size);
-    struct gsmrt_gguf *g;
+    struct gsmrt_gguf *g = NULL;   /* set by create(); NULL silences GCC 12's false maybe-uninitialized */
     gsmrt_status st = create(name, a, &g, err);
     if (st != GSMRT_OK) return st;
     g->base = data;
@@ -536,7 +536,8 @@ gsmrt_status gsmrt_gguf_open(const char *path, const gsmrt_allocator *a, struct 
     if (!out) return gsmrt_err_set(err, GSMRT_E_INVALID_ARGUMENT, "gsmrt_gguf_open: out is NULL");
     *out = NULL;
     if (!path) return gsmrt_err_set(err, GSMRT_E_INVALID_ARGUMENT, "gsmrt_gguf_open: path is NULL");
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    /* O_NONBLOCK: a FIFO named as the model must not hang open(); fstat refuses it below. */
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0) return gsmrt_err_set(err, GSMRT_E_IO, "%s: cannot open: %s", path, strerror(errno));
     struct stat sb;
     if (fstat(fd, &sb) != 0) {
@@ -563,7 +564,7 @@ gsmrt_status gsmrt_gguf_open(const char *path, const gsmrt_allocator *a, struct 
         }
     }
     close(fd);   /* the mapping stays valid */
-    struct gsmrt_gguf *g;
+    struct gsmrt_gguf *g = NULL;   /* set by create(); NULL silences GCC 12's false maybe-uninitialized */
     gsmrt_status st = create(path, a, &g, err);
     if (st != GSMRT_OK) {
         if (map) munmap(map, size);
@@ -574,6 +575,17 @@ gsmrt_status gsmrt_gguf_open(const char *path, const gsmrt_allocator *a, struct 
     g->base = map;
     g->size = size;
     return finish(g, out, err);
+}
+
+void gsmrt_gguf_release_tensor(const struct gsmrt_gguf *g, const struct gsmrt_gguf_tensor *t)
+{
+    if (!g->map || !t || t->data_bytes == 0) return;
+    /* the whole pages inside the tensor: a private read-only mapping loses
+     * nothing (a later read maps the page again from the file) */
+    uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+    uintptr_t lo = ((uintptr_t)t->data + page - 1) / page * page;
+    uintptr_t hi = ((uintptr_t)t->data + t->data_bytes) / page * page;
+    if (hi > lo) madvise((void *)lo, hi - lo, MADV_DONTNEED);
 }
 
 /* ---- accessors ----------------------------------------------------------- */

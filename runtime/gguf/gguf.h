@@ -185,5 +185,10 @@ uint64_t gsmrt_gguf_n_tensors(const struct gsmrt_gguf *g);
 /* NULL if out of range / absent */
 const struct gsmrt_gguf_tensor *gsmrt_gguf_tensor_at(const struct gsmrt_gguf *g, uint64_t i);
 const struct gsmrt_gguf_tensor *gsmrt_gguf_find_tensor(const struct gsmrt_gguf *g, const char *name);
+/* The tensor's bytes were copied out (to the device) and will not be read
+ * again soon: a mapped file's pages of it leave the process's resident set,
+ * so loading does not hold the file twice (a later read maps them back from
+ * the file). Nothing for a file opened from memory. */
+void gsmrt_gguf_release_tensor(const struct gsmrt_gguf *g, const struct gsmrt_gguf_tensor *t);
 
 #endif

@@ -148,6 +148,5 @@ gsmrt_status gsmrt_kernels_warm_up(struct gsmrt_vk_device *dev, struct gsmrt_err
         st = gsmrt_vk_pipeline_get(dev, gsmrt_kernel_desc(with_wg[i]), &elementwise_wg, 1, &p, err);
     for (size_t i = 0; i < sizeof reductions / sizeof reductions[0] && st == GSMRT_OK; i++)
         st = gsmrt_vk_pipeline_get(dev, gsmrt_kernel_desc(reductions[i][sg ? 0 : 1]), &wg, 1, &p, err);
-    if (st == GSMRT_OK && dev->pipeline_cache_dirty) st = gsmrt_vk_pipeline_cache_save(dev, err);
-    return st;
+    return st;   /* the pipeline cache is saved once, when the device is destroyed */
 }

@@ -73,12 +73,22 @@ gsmrt_status gsmrt_attn_stats_record(struct gsmrt_forward *f, const struct gsmrt
     uint32_t DK = hp->n_embd_head_k_mla, R = hp->n_rot;
     for (uint32_t i = 0; i < n_seq && st == GSMRT_OK; i++) {
         const struct gsmrt_seq_step *q = &seqs[i];
-        if (q->kv->managed || q->kv->n_cold_slots)   /* the kernel reads hot slots only */
+        const struct gsmrt_kv_line *line = gsmrt_kv_cache_line(q->kv, il, 0);
+        if (line->managed || line->n_cold_slots)   /* the kernel reads hot slots only */
             return gsmrt_err_set(err, GSMRT_E_UNSUPPORTED, "attention statistics need a dense cache (GSM off)");
-        st = gsmrt_kv_cache_bind(dev, q->kv, il, &hot, &cold, &table, err);
-        struct gsmrt_k_attn_stats p = {q->n_tok,  hp->n_head,         hp->kv_lora_rank, R,
-                                       hp->n_head * DK, DK,           DK - R,           q->kv->page_size,
-                                       s->n_bands, s->sink_tokens,    hp->kq_scale,     q->tok0};
+        st = gsmrt_kv_cache_bind(dev, q->kv, il, 0, &hot, &cold, &table, err);
+        struct gsmrt_k_attn_stats p = {.n_tok = q->n_tok,
+                                       .n_heads = hp->n_head,
+                                       .kv_lora = hp->kv_lora_rank,
+                                       .rope_dim = R,
+                                       .q_stride = hp->n_head * DK,
+                                       .q_head = DK,
+                                       .q_off = DK - R,
+                                       .page_size = q->kv->page_size,
+                                       .n_bands = s->n_bands,
+                                       .sink_tokens = s->sink_tokens,
+                                       .scale = hp->kq_scale,
+                                       .tok0 = q->tok0};
         if (st == GSMRT_OK) st = gsmrt_k_attn_stats(f->rec, &p, qa, qr, &hot, &table, pos, &edges, &out, err);
     }
     return st;
@@ -168,8 +178,13 @@ gsmrt_status gsmrt_calib_run(struct gsmrt_dmodel *dm, const int32_t *tokens, siz
         gsmrt_err_prefix(err, "calibration: ");
         goto done;
     }
-    struct gsmrt_gsm_plan_params pp = {p->n_groups, p->coverage,   p->max_hot_pages, p->sink_tokens,
-                                       0.05,        p->threshold, 0x65a1u};
+    struct gsmrt_gsm_plan_params pp = {.n_groups = p->n_groups,
+                                       .coverage = p->coverage,
+                                       .max_hot_pages = p->max_hot_pages,
+                                       .sink_tokens = p->sink_tokens,
+                                       .sink_min = 0.05,
+                                       .threshold = p->threshold,
+                                       .seed = 0x65a1u};
     for (uint32_t l = 0; l < hp->n_layer && st == GSMRT_OK; l++) {
         for (uint32_t h = 0; h < hp->n_head; h++)
             gsmrt_gsm_head_acc_finish(&acc[(size_t)l * hp->n_head + h], n_bands, &c->layers[l].stats[h]);

@@ -1,5 +1,6 @@
-/* deepseek2.c -- the deepseek2 forward pass (MLA + MoE), recorded as one
- * command buffer per step: no CPU round-trip between layers; the CPU sees
+/* deepseek2.c -- the deepseek2 forward recorder (MLA + MoE): the
+ * architecture's scratch and the recording of a step into one command
+ * buffer (model/arch.h; the step driver is forward.c): no CPU round-trip between layers; the CPU sees
  * only the logits. The maths is shared/docs/deepseek2-gguf.md §5-7; the
  * kernels are runtime/kernels. Decode and prefill share the code: a step
  * runs T tokens (T = 1 while generating). */
@@ -7,6 +8,7 @@
 #include <string.h>
 
 #include "base/mem.h"
+#include "model/deepseek2.h"
 #include "model/gsm_decode.h"
 #include "model/model.h"
 
@@ -16,56 +18,128 @@ struct bufs {
     struct gsmrt_vk_range ff_g, ff_u, ff_act, router, ids, wts, ex_g, ex_u, ex_act, ex_down, moe_y, logits;
 };
 
+/* The tensors of one block, by name (slots of the tensor table; NULL where absent). */
+struct ds2_layer {
+    struct gsmrt_tensor *attn_norm;       /* [E] */
+    struct gsmrt_tensor *attn_q;          /* [H*DK][E] (q_lora_rank 0) */
+    struct gsmrt_tensor *attn_q_a;        /* [QL][E] */
+    struct gsmrt_tensor *attn_q_a_norm;   /* [QL] */
+    struct gsmrt_tensor *attn_q_b;        /* [H*DK][QL] */
+    struct gsmrt_tensor *attn_kv_a_mqa;   /* [KVL+R][E] */
+    struct gsmrt_tensor *attn_kv_a_norm;  /* [KVL] */
+    struct gsmrt_tensor *attn_k_b;        /* [H][KVL][NOPE] */
+    struct gsmrt_tensor *attn_v_b;        /* [H][DV][KVL] */
+    struct gsmrt_tensor *attn_output;     /* [E][H*DV] */
+    struct gsmrt_tensor *ffn_norm;        /* [E] */
+    struct gsmrt_tensor *ffn_gate, *ffn_up;   /* [F][E] dense */
+    struct gsmrt_tensor *ffn_down;            /* [E][F] dense */
+    struct gsmrt_tensor *ffn_gate_inp;        /* [NE][E] router */
+    struct gsmrt_tensor *exp_probs_b;         /* [NE] or NULL */
+    struct gsmrt_tensor *ffn_gate_exps, *ffn_up_exps;   /* [NE][FE][E] */
+    struct gsmrt_tensor *ffn_down_exps;                 /* [NE][E][FE] */
+    struct gsmrt_tensor *ffn_gate_shexp, *ffn_up_shexp; /* [FE*NS][E] */
+    struct gsmrt_tensor *ffn_down_shexp;                /* [E][FE*NS] */
+};
+
+/* The activations of a step of up to max_tok tokens (f->arch_state). */
+struct ds2_state {
+    struct gsmrt_tensor *token_embd;             /* [V][E] */
+    struct gsmrt_tensor *output_norm;            /* [E] */
+    struct gsmrt_tensor *output;                 /* [V][E]; token_embd when tied */
+    struct ds2_layer *layers;                    /* [L] */
+    struct gsmrt_vk_buf x, h, proj;              /* [max_tok][E] */
+    struct gsmrt_vk_buf q, qa_lat, q_a;          /* [T][H*DK], [T][H][KVL], [T][QL] */
+    struct gsmrt_vk_buf kv_new;                  /* [T][KVL+R] */
+    struct gsmrt_vk_buf partial, o_lat, o;       /* attention partials, [T][H][KVL], [T][H*DV] */
+    struct gsmrt_vk_buf ff_g, ff_u, ff_act;      /* [T][max(F, FE*NS)] */
+    struct gsmrt_vk_buf router, ids, wts;        /* [T][NE], [T][K], [T][K] */
+    struct gsmrt_vk_buf ex_g, ex_u, ex_act;      /* [T][K][FE] */
+    struct gsmrt_vk_buf ex_down, moe_y;          /* [T][K][E], [T][E] */
+};
+
 static gsmrt_status scratch(struct gsmrt_vk_device *dev, uint64_t bytes, struct gsmrt_vk_buf *b,
                             struct gsmrt_err *err)
 {
     return gsmrt_vk_buf_alloc(dev, GSMRT_VK_ROLE_SCRATCH, bytes ? bytes : 16, b, err);
 }
 
-void gsmrt_forward_destroy(struct gsmrt_forward *f)
+void gsmrt_ds2_forward_fini(struct gsmrt_forward *f)
 {
-    if (!f) return;
+    struct ds2_state *ws = f->arch_state;
+    if (!ws) return;
     struct gsmrt_vk_device *dev = f->m->dev;
-    gsmrt_vk_rec_destroy(f->rec);
-    gsmrt_mem_free(f->m->alloc, f->pos_host);
-    gsmrt_mem_free(f->m->alloc, f->tok_host);
-    struct gsmrt_vk_buf *all[] = {&f->tokens, &f->pos,    &f->x,      &f->h,      &f->proj,   &f->q,
-                                  &f->qa_lat, &f->q_a,    &f->kv_new, &f->partial, &f->o_lat, &f->o,
-                                  &f->ff_g,   &f->ff_u,   &f->ff_act, &f->router, &f->ids,    &f->wts,
-                                  &f->ex_g,   &f->ex_u,   &f->ex_act, &f->ex_down, &f->moe_y, &f->logits};
+    struct gsmrt_vk_buf *all[] = {&ws->x,      &ws->h,       &ws->proj,   &ws->q,      &ws->qa_lat, &ws->q_a,
+                                  &ws->kv_new, &ws->partial, &ws->o_lat,  &ws->o,      &ws->ff_g,   &ws->ff_u,
+                                  &ws->ff_act, &ws->router,  &ws->ids,    &ws->wts,    &ws->ex_g,   &ws->ex_u,
+                                  &ws->ex_act, &ws->ex_down, &ws->moe_y};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) gsmrt_vk_buf_free(dev, all[i]);
-    gsmrt_mem_free(f->m->alloc, f);
+    gsmrt_mem_free(f->m->alloc, ws->layers);
+    gsmrt_mem_free(f->m->alloc, ws);
+    f->arch_state = NULL;
 }
 
-gsmrt_status gsmrt_forward_create(struct gsmrt_dmodel *m, uint32_t max_tok, uint32_t n_ctx,
-                                  struct gsmrt_forward **out, struct gsmrt_err *err)
+static void name_tensors(const struct gsmrt_dmodel *m, struct ds2_state *ws)
 {
-    *out = NULL;
+    ws->token_embd = gsmrt_dmodel_tensor(m, -1, DS2_TOKEN_EMBD);
+    ws->output_norm = gsmrt_dmodel_tensor(m, -1, DS2_OUTPUT_NORM);
+    ws->output = m->hp.has_output ? gsmrt_dmodel_tensor(m, -1, DS2_OUTPUT) : ws->token_embd;
+    for (uint32_t il = 0; il < m->hp.n_layer; il++) {
+#define T(slot) gsmrt_dmodel_tensor(m, il, slot)
+        ws->layers[il] = (struct ds2_layer){
+            .attn_norm = T(DS2_ATTN_NORM),
+            .attn_q = T(DS2_ATTN_Q),
+            .attn_q_a = T(DS2_ATTN_Q_A),
+            .attn_q_a_norm = T(DS2_ATTN_Q_A_NORM),
+            .attn_q_b = T(DS2_ATTN_Q_B),
+            .attn_kv_a_mqa = T(DS2_ATTN_KV_A_MQA),
+            .attn_kv_a_norm = T(DS2_ATTN_KV_A_NORM),
+            .attn_k_b = T(DS2_ATTN_K_B),
+            .attn_v_b = T(DS2_ATTN_V_B),
+            .attn_output = T(DS2_ATTN_OUTPUT),
+            .ffn_norm = T(DS2_FFN_NORM),
+            .ffn_gate = T(DS2_FFN_GATE),
+            .ffn_up = T(DS2_FFN_UP),
+            .ffn_down = T(DS2_FFN_DOWN),
+            .ffn_gate_inp = T(DS2_FFN_GATE_INP),
+            .exp_probs_b = T(DS2_EXP_PROBS_B),
+            .ffn_gate_exps = T(DS2_FFN_GATE_EXPS),
+            .ffn_up_exps = T(DS2_FFN_UP_EXPS),
+            .ffn_down_exps = T(DS2_FFN_DOWN_EXPS),
+            .ffn_gate_shexp = T(DS2_FFN_GATE_SHEXP),
+            .ffn_up_shexp = T(DS2_FFN_UP_SHEXP),
+            .ffn_down_shexp = T(DS2_FFN_DOWN_SHEXP),
+        };
+#undef T
+    }
+}
+
+gsmrt_status gsmrt_ds2_forward_init(struct gsmrt_forward *f, struct gsmrt_err *err)
+{
+    struct gsmrt_dmodel *m = f->m;
     const struct gsmrt_hparams *hp = &m->hp;
     struct gsmrt_vk_device *dev = m->dev;
-    struct gsmrt_forward *f = gsmrt_mem_calloc(m->alloc, 1, sizeof *f);
-    if (!f) return gsmrt_err_set(err, GSMRT_E_OUT_OF_HOST_MEMORY, "forward state");
-    f->m = m;
-    f->max_tok = max_tok;
-    f->n_ctx = n_ctx;
-    uint64_t T = max_tok, E = hp->n_embd, H = hp->n_head, KVL = hp->kv_lora_rank, R = hp->n_rot;
+    struct ds2_state *ws = gsmrt_mem_calloc(m->alloc, 1, sizeof *ws);
+    if (!ws) return gsmrt_err_set(err, GSMRT_E_OUT_OF_HOST_MEMORY, "forward state");
+    f->arch_state = ws;
+    if (!(ws->layers = gsmrt_mem_calloc(m->alloc, hp->n_layer, sizeof *ws->layers)))
+        return gsmrt_err_set(err, GSMRT_E_OUT_OF_HOST_MEMORY, "forward state");
+    name_tensors(m, ws);
+    uint64_t T = f->max_tok, E = hp->n_embd, H = hp->n_head, KVL = hp->kv_lora_rank, R = hp->n_rot;
     uint64_t DK = hp->n_embd_head_k_mla, DV = hp->n_embd_head_v_mla;
     uint64_t ff = hp->n_ff > (uint64_t)hp->n_ff_exp * hp->n_expert_shared ? hp->n_ff
                                                                            : (uint64_t)hp->n_ff_exp * hp->n_expert_shared;
     uint64_t K = hp->n_expert_used ? hp->n_expert_used : 1, FE = hp->n_ff_exp;
-    uint64_t splits = gsmrt_k_attn_splits(n_ctx);
+    uint64_t splits = gsmrt_k_attn_splits(f->n_ctx);
     struct { struct gsmrt_vk_buf *b; uint64_t floats; } plan[] = {
-        {&f->tokens, T},          {&f->pos, T},
-        {&f->x, T * E},           {&f->h, T * E},           {&f->proj, T * E},
-        {&f->q, T * H * DK},      {&f->qa_lat, T * H * KVL}, {&f->q_a, T * hp->q_lora_rank},
-        {&f->kv_new, T * (KVL + R)},
-        {&f->partial, T * H * splits * (2 + KVL)},
-        {&f->o_lat, T * H * KVL}, {&f->o, T * H * DV},
-        {&f->ff_g, T * ff},       {&f->ff_u, T * ff},       {&f->ff_act, T * ff},
-        {&f->router, T * hp->n_expert}, {&f->ids, T * K},   {&f->wts, T * K},
-        {&f->ex_g, T * K * FE},   {&f->ex_u, T * K * FE},   {&f->ex_act, T * K * FE},
-        {&f->ex_down, T * K * E}, {&f->moe_y, T * E},
-        {&f->logits, T * hp->n_vocab},
+        {&ws->x, T * E},           {&ws->h, T * E},           {&ws->proj, T * E},
+        {&ws->q, T * H * DK},      {&ws->qa_lat, T * H * KVL}, {&ws->q_a, T * hp->q_lora_rank},
+        {&ws->kv_new, T * (KVL + R)},
+        {&ws->partial, T * H * splits * (2 + KVL)},
+        {&ws->o_lat, T * H * KVL}, {&ws->o, T * H * DV},
+        {&ws->ff_g, T * ff},       {&ws->ff_u, T * ff},       {&ws->ff_act, T * ff},
+        {&ws->router, T * hp->n_expert}, {&ws->ids, T * K},   {&ws->wts, T * K},
+        {&ws->ex_g, T * K * FE},   {&ws->ex_u, T * K * FE},   {&ws->ex_act, T * K * FE},
+        {&ws->ex_down, T * K * E}, {&ws->moe_y, T * E},
     };
     gsmrt_status st = GSMRT_OK;
     for (size_t i = 0; i < sizeof plan / sizeof plan[0] && st == GSMRT_OK; i++) {
@@ -73,23 +147,10 @@ gsmrt_status gsmrt_forward_create(struct gsmrt_dmodel *m, uint32_t max_tok, uint
             st = gsmrt_err_set(err, GSMRT_E_UNSUPPORTED,
                                "a step of %u tokens needs an activation of %.1f MiB, more than one binding; "
                                "use a smaller batch",
-                               max_tok, plan[i].floats * 4 / 1048576.0);
+                               f->max_tok, plan[i].floats * 4 / 1048576.0);
         else st = scratch(dev, plan[i].floats * 4, plan[i].b, err);
     }
-    /* ~40 dispatches per layer at most (MoE, chunked weights) plus the head. */
-    /* GSMRT_PROFILE=1: per-dispatch GPU timestamps (bench_decode --profile reads them). */
-    const char *prof = getenv("GSMRT_PROFILE");
-    bool timestamps = prof && *prof && strcmp(prof, "0") != 0;
-    if (st == GSMRT_OK) st = gsmrt_vk_rec_create(dev, 64 * hp->n_layer + 64, timestamps, &f->rec, err);
-    if (st == GSMRT_OK && (!(f->pos_host = gsmrt_mem_calloc(m->alloc, max_tok, sizeof *f->pos_host)) ||
-                           !(f->tok_host = gsmrt_mem_calloc(m->alloc, max_tok, sizeof *f->tok_host))))
-        st = gsmrt_err_set(err, GSMRT_E_OUT_OF_HOST_MEMORY, "positions");
-    if (st != GSMRT_OK) {
-        gsmrt_forward_destroy(f);
-        return st;
-    }
-    *out = f;
-    return GSMRT_OK;
+    return st;
 }
 
 static gsmrt_status bind(const struct gsmrt_vk_device *dev, const struct gsmrt_vk_buf *b,
@@ -141,7 +202,7 @@ static gsmrt_status cache_attention(struct gsmrt_forward *f, const struct gsmrt_
     bool summaries = false;
     for (uint32_t i = 0; i < n_seq; i++) {
         const struct gsmrt_seq_step *s = &seqs[i];
-        TRY(gsmrt_kv_cache_bind(dev, s->kv, il, &hot, &cold, &table, err));
+        TRY(gsmrt_kv_cache_bind(dev, s->kv, il, 0, &hot, &cold, &table, err));
         TRY(gsmrt_k_kv_store(rec, &b->kv_new, &table, &b->pos, &hot, s->n_tok, s->tok0, ROW, ROW, s->kv->page_size,
                              err));
         summaries |= s->gsm && s->gsm->n_summ;
@@ -149,7 +210,7 @@ static gsmrt_status cache_attention(struct gsmrt_forward *f, const struct gsmrt_
     gsmrt_vk_rec_barrier(rec);
     for (uint32_t i = 0; summaries && i < n_seq; i++) {   /* summaries of the pages this step filled */
         if (!seqs[i].gsm || !seqs[i].gsm->n_summ) continue;
-        TRY(gsmrt_kv_cache_bind(dev, seqs[i].kv, il, &hot, &cold, &table, err));
+        TRY(gsmrt_kv_cache_bind(dev, seqs[i].kv, il, 0, &hot, &cold, &table, err));
         TRY(gsmrt_gsm_decode_summarize(seqs[i].gsm, rec, il, &hot, err));
     }
     if (summaries) gsmrt_vk_rec_barrier(rec);
@@ -159,14 +220,34 @@ static gsmrt_status cache_attention(struct gsmrt_forward *f, const struct gsmrt_
          * whole (offsets could break the binding alignment): a barrier keeps
          * one sequence's writes apart from the previous one's reads */
         if (i > 0) gsmrt_vk_rec_barrier(rec);
-        TRY(gsmrt_kv_cache_bind(dev, s->kv, il, &hot, &cold, &table, err));
+        TRY(gsmrt_kv_cache_bind(dev, s->kv, il, 0, &hot, &cold, &table, err));
         if (s->gsm && s->gsm->use && s->gsm->layer_gated[il]) {   /* the gate decides which pages take part */
-            struct gsmrt_k_attn_gsm gp = {H, KVL, R, s->kv->page_size, H * DK, DK, NOPE, s->tok0, s->tok0,
-                                          0, 0, hp->kq_scale};
+            struct gsmrt_k_attn_gsm gp = {.n_heads = H,
+                                          .kv_lora = KVL,
+                                          .rope_dim = R,
+                                          .page_size = s->kv->page_size,
+                                          .q_stride = H * DK,
+                                          .q_head = DK,
+                                          .q_off = NOPE,
+                                          .q_tok0 = s->tok0,
+                                          .out_tok0 = s->tok0,
+                                          .n_active_keys = 0,   /* set by GSM's plan */
+                                          .n_cold = 0,
+                                          .scale = hp->kq_scale};
             TRY(gsmrt_gsm_decode_attend(s->gsm, rec, il, &gp, &b->qa_lat, &b->q, &hot, &cold, &b->o_lat, err));
         } else {
-            struct gsmrt_k_attn ap = {s->n_tok, H, KVL, R, H * DK, DK, NOPE, s->kv->page_size, s->pos0 + s->n_tok,
-                                      hp->kq_scale, s->tok0, n_splits};
+            struct gsmrt_k_attn ap = {.n_tok = s->n_tok,
+                                      .n_heads = H,
+                                      .kv_lora = KVL,
+                                      .rope_dim = R,
+                                      .q_stride = H * DK,
+                                      .q_head = DK,
+                                      .q_off = NOPE,
+                                      .page_size = s->kv->page_size,
+                                      .n_keys = s->pos0 + s->n_tok,
+                                      .scale = hp->kq_scale,
+                                      .tok0 = s->tok0,
+                                      .n_splits = n_splits};
             TRY(gsmrt_k_attn_mla(rec, &ap, &b->qa_lat, &b->q, &hot, &cold, &table, &b->pos, &b->partial, &b->o_lat,
                                  err));
         }
@@ -178,7 +259,7 @@ static gsmrt_status attention(struct gsmrt_forward *f, const struct gsmrt_seq_st
                               const struct bufs *b, uint32_t il, uint32_t T, struct gsmrt_err *err)
 {
     const struct gsmrt_hparams *hp = &f->m->hp;
-    const struct gsmrt_layer *l = &f->m->layers[il];
+    const struct ds2_layer *l = &((const struct ds2_state *)f->arch_state)->layers[il];
     struct gsmrt_vk_rec *rec = f->rec;
     uint32_t E = hp->n_embd, H = hp->n_head, KVL = hp->kv_lora_rank, R = hp->n_rot;
     uint32_t DK = hp->n_embd_head_k_mla, NOPE = DK - R, ROW = KVL + R;
@@ -204,8 +285,19 @@ static gsmrt_status attention(struct gsmrt_forward *f, const struct gsmrt_seq_st
      * barrier so that synchronization validation sees no hazard. */
     TRY(gsmrt_k_rms_norm_strided(rec, &b->kv_new, &l->attn_kv_a_norm->range, &b->kv_new, T, KVL, ROW, ROW,
                                  hp->rms_eps, err));
-    struct gsmrt_rope_params rp = {T, H, DK, H * DK, NOPE, R, GSMRT_ROPE_NORM, hp->rope_freq_base, hp->freq_scale,
-                                   hp->ext_factor, hp->rope_attn_factor, hp->yarn_corr_dims[0], hp->yarn_corr_dims[1]};
+    struct gsmrt_rope_params rp = {.n_tok = T,
+                                   .n_heads = H,
+                                   .head_stride = DK,
+                                   .row_stride = H * DK,
+                                   .rot_offset = NOPE,
+                                   .n_dims = R,
+                                   .mode = GSMRT_ROPE_NORM,
+                                   .freq_base = hp->rope_freq_base,
+                                   .freq_scale = hp->freq_scale,
+                                   .ext_factor = hp->ext_factor,
+                                   .attn_factor = hp->rope_attn_factor,
+                                   .corr_low = hp->yarn_corr_dims[0],
+                                   .corr_high = hp->yarn_corr_dims[1]};
     TRY(gsmrt_k_rope(rec, &b->q, &b->pos, &rp, err));
     gsmrt_vk_rec_barrier(rec);
     rp.n_heads = 1;
@@ -213,7 +305,14 @@ static gsmrt_status attention(struct gsmrt_forward *f, const struct gsmrt_seq_st
     rp.row_stride = ROW;
     rp.rot_offset = KVL;
     TRY(gsmrt_k_rope(rec, &b->kv_new, &b->pos, &rp, err));
-    struct gsmrt_k_head_matvec absorb = {H, T, H * DK, DK, 0, H * KVL, KVL, 0};
+    struct gsmrt_k_head_matvec absorb = {.n_heads = H,
+                                         .n_tok = T,
+                                         .x_stride = H * DK,
+                                         .x_head = DK,
+                                         .x_off = 0,
+                                         .y_stride = H * KVL,
+                                         .y_head = KVL,
+                                         .y_off = 0};
     TRY(gsmrt_k_head_matvec(rec, &l->attn_k_b->w, &absorb, &b->q, &b->qa_lat, err));
     gsmrt_vk_rec_barrier(rec);
     TRY(cache_attention(f, seqs, n_seq, b, il, err));
@@ -222,7 +321,14 @@ static gsmrt_status attention(struct gsmrt_forward *f, const struct gsmrt_seq_st
         TRY(gsmrt_attn_stats_record(f, seqs, n_seq, il, &b->qa_lat, &b->q, &b->pos, err));
     /* o[h] = v_b[h] o_lat[h];  x += attn_output o */
     uint32_t DV = hp->n_embd_head_v_mla;
-    struct gsmrt_k_head_matvec unabsorb = {H, T, H * KVL, KVL, 0, H * DV, DV, 0};
+    struct gsmrt_k_head_matvec unabsorb = {.n_heads = H,
+                                           .n_tok = T,
+                                           .x_stride = H * KVL,
+                                           .x_head = KVL,
+                                           .x_off = 0,
+                                           .y_stride = H * DV,
+                                           .y_head = DV,
+                                           .y_off = 0};
     TRY(gsmrt_k_head_matvec(rec, &l->attn_v_b->w, &unabsorb, &b->o_lat, &b->o, err));
     gsmrt_vk_rec_barrier(rec);
     TRY(linear(rec, l->attn_output, &b->o, &b->proj, T, err));
@@ -250,7 +356,7 @@ static gsmrt_status ffn(struct gsmrt_forward *f, const struct bufs *b, uint32_t 
                         struct gsmrt_err *err)
 {
     const struct gsmrt_hparams *hp = &f->m->hp;
-    const struct gsmrt_layer *l = &f->m->layers[il];
+    const struct ds2_layer *l = &((const struct ds2_state *)f->arch_state)->layers[il];
     struct gsmrt_vk_rec *rec = f->rec;
     uint32_t E = hp->n_embd;
     TRY(gsmrt_k_rms_norm(rec, &b->x, &l->ffn_norm->range, &b->h, T, E, hp->rms_eps, err));
@@ -262,14 +368,14 @@ static gsmrt_status ffn(struct gsmrt_forward *f, const struct bufs *b, uint32_t 
         uint32_t K = hp->n_expert_used, FE = hp->n_ff_exp;
         TRY(linear(rec, l->ffn_gate_inp, &b->h, &b->router, T, err));
         gsmrt_vk_rec_barrier(rec);
-        struct gsmrt_k_moe_route rp = {T,
-                                       hp->n_expert,
-                                       K,
-                                       (uint32_t)hp->expert_gating_func,
-                                       hp->expert_group_count,
-                                       hp->expert_group_used_count,
-                                       hp->expert_weights_norm,
-                                       hp->expert_weights_scale};
+        struct gsmrt_k_moe_route rp = {.n_tok = T,
+                                       .n_expert = hp->n_expert,
+                                       .n_used = K,
+                                       .gating = (uint32_t)hp->expert_gating_func,
+                                       .n_groups = hp->expert_group_count,
+                                       .n_groups_used = hp->expert_group_used_count,
+                                       .norm = hp->expert_weights_norm,
+                                       .scale = hp->expert_weights_scale};
         TRY(gsmrt_k_moe_route(rec, &b->router, l->exp_probs_b ? &l->exp_probs_b->range : NULL, &b->ids, &b->wts,
                               &rp, err));
         gsmrt_vk_rec_barrier(rec);
@@ -297,67 +403,18 @@ static gsmrt_status ffn(struct gsmrt_forward *f, const struct bufs *b, uint32_t 
 static gsmrt_status bind_all(struct gsmrt_forward *f, struct bufs *b, struct gsmrt_err *err)
 {
     struct gsmrt_vk_device *dev = f->m->dev;
+    struct ds2_state *ws = f->arch_state;
     struct { struct gsmrt_vk_buf *buf; struct gsmrt_vk_range *r; } map[] = {
-        {&f->tokens, &b->tokens}, {&f->pos, &b->pos},         {&f->x, &b->x},
-        {&f->h, &b->h},           {&f->proj, &b->proj},       {&f->q, &b->q},
-        {&f->qa_lat, &b->qa_lat}, {&f->q_a, &b->q_a},         {&f->kv_new, &b->kv_new},
-        {&f->partial, &b->partial}, {&f->o_lat, &b->o_lat},   {&f->o, &b->o},
-        {&f->ff_g, &b->ff_g},     {&f->ff_u, &b->ff_u},       {&f->ff_act, &b->ff_act},
-        {&f->router, &b->router}, {&f->ids, &b->ids},         {&f->wts, &b->wts},
-        {&f->ex_g, &b->ex_g},     {&f->ex_u, &b->ex_u},       {&f->ex_act, &b->ex_act},
-        {&f->ex_down, &b->ex_down}, {&f->moe_y, &b->moe_y},   {&f->logits, &b->logits},
+        {&f->tokens, &b->tokens},   {&f->pos, &b->pos},         {&ws->x, &b->x},
+        {&ws->h, &b->h},            {&ws->proj, &b->proj},      {&ws->q, &b->q},
+        {&ws->qa_lat, &b->qa_lat},  {&ws->q_a, &b->q_a},        {&ws->kv_new, &b->kv_new},
+        {&ws->partial, &b->partial}, {&ws->o_lat, &b->o_lat},   {&ws->o, &b->o},
+        {&ws->ff_g, &b->ff_g},      {&ws->ff_u, &b->ff_u},      {&ws->ff_act, &b->ff_act},
+        {&ws->router, &b->router},  {&ws->ids, &b->ids},        {&ws->wts, &b->wts},
+        {&ws->ex_g, &b->ex_g},      {&ws->ex_u, &b->ex_u},      {&ws->ex_act, &b->ex_act},
+        {&ws->ex_down, &b->ex_down}, {&ws->moe_y, &b->moe_y},   {&f->logits, &b->logits},
     };
     for (size_t i = 0; i < sizeof map / sizeof map[0]; i++) TRY(bind(dev, map[i].buf, map[i].r, err));
-    return GSMRT_OK;
-}
-
-/* Checks a batch and lays its tokens out: tok0 of each sequence, ids and
- * positions in order; the logits rows wanted form one block. */
-static gsmrt_status lay_out(struct gsmrt_forward *f, struct gsmrt_seq_step *seqs, uint32_t n_seq, uint32_t *n_tok,
-                            uint32_t *first_logit, uint32_t *n_logit_rows, struct gsmrt_err *err)
-{
-    const struct gsmrt_hparams *hp = &f->m->hp;
-    uint32_t T = 0, lo = UINT32_MAX, hi = 0;
-    for (uint32_t i = 0; i < n_seq; i++) {
-        struct gsmrt_seq_step *s = &seqs[i];
-        if (s->n_tok == 0 || s->n_tok > f->max_tok - T || s->n_logits > s->n_tok)
-            return gsmrt_err_set(err, GSMRT_E_INVALID_ARGUMENT, "step of %u tokens (at most %u), %u logits",
-                                 T + s->n_tok, f->max_tok, s->n_logits);
-        for (uint32_t t = 0; t < s->n_tok; t++)
-            if (s->tokens[t] < 0 || (uint32_t)s->tokens[t] >= hp->n_vocab)
-                return gsmrt_err_set(err, GSMRT_E_INVALID_ARGUMENT, "token id %d outside the vocabulary (0..%u)",
-                                     s->tokens[t], hp->n_vocab - 1);
-        uint64_t end = (uint64_t)s->pos0 + s->n_tok;
-        if (end > f->n_ctx || end > s->kv->n_ctx)
-            return gsmrt_err_set(err, GSMRT_E_CONTEXT_FULL, "positions %u..%u exceed the context of %u", s->pos0,
-                                 s->pos0 + s->n_tok - 1, s->kv->n_ctx < f->n_ctx ? s->kv->n_ctx : f->n_ctx);
-        s->tok0 = T;
-        for (uint32_t t = 0; t < s->n_tok; t++) {
-            f->pos_host[T + t] = (int32_t)(s->pos0 + t);
-            f->tok_host[T + t] = s->tokens[t];
-        }
-        T += s->n_tok;
-        if (s->n_logits) {
-            if (s->tok0 + s->n_tok - s->n_logits < lo) lo = s->tok0 + s->n_tok - s->n_logits;
-            hi = s->tok0 + s->n_tok;
-        }
-    }
-    *n_tok = T;
-    *first_logit = hi ? lo : 0;
-    *n_logit_rows = hi ? hi - lo : 0;
-    return GSMRT_OK;
-}
-
-/* Each sequence's tiers and page table for this step (host), uploaded. */
-static gsmrt_status plan_caches(struct gsmrt_forward *f, struct gsmrt_seq_step *seqs, uint32_t n_seq,
-                                struct gsmrt_err *err)
-{
-    struct gsmrt_vk_device *dev = f->m->dev;
-    for (uint32_t i = 0; i < n_seq; i++) {
-        struct gsmrt_seq_step *s = &seqs[i];
-        if (s->gsm) TRY(gsmrt_gsm_decode_plan(s->gsm, dev, s->kv, s->pos0 + s->n_tok, s->n_tok, err));
-        TRY(gsmrt_kv_cache_reserve(dev, s->kv, s->pos0 + s->n_tok, err));
-    }
     return GSMRT_OK;
 }
 
@@ -367,57 +424,30 @@ static gsmrt_status output_head(struct gsmrt_forward *f, const struct bufs *b, u
 {
     const struct gsmrt_hparams *hp = &f->m->hp;
     struct gsmrt_vk_device *dev = f->m->dev;
+    struct ds2_state *ws = f->arch_state;
     uint32_t E = hp->n_embd;
     struct gsmrt_vk_range xl, hl;
-    TRY(gsmrt_vk_buf_range(dev, &f->x, (VkDeviceSize)first * E * 4, (VkDeviceSize)n * E * 4, &xl, err));
-    TRY(gsmrt_vk_buf_range(dev, &f->h, 0, (VkDeviceSize)n * E * 4, &hl, err));
-    TRY(gsmrt_k_rms_norm(f->rec, &xl, &f->m->output_norm->range, &hl, n, E, hp->rms_eps, err));
+    TRY(gsmrt_vk_buf_range(dev, &ws->x, (VkDeviceSize)first * E * 4, (VkDeviceSize)n * E * 4, &xl, err));
+    TRY(gsmrt_vk_buf_range(dev, &ws->h, 0, (VkDeviceSize)n * E * 4, &hl, err));
+    TRY(gsmrt_k_rms_norm(f->rec, &xl, &ws->output_norm->range, &hl, n, E, hp->rms_eps, err));
     gsmrt_vk_rec_barrier(f->rec);
-    return linear(f->rec, f->m->output, &hl, &b->logits, n, err);
+    return linear(f->rec, ws->output, &hl, &b->logits, n, err);
 }
 
-gsmrt_status gsmrt_forward_run_batch(struct gsmrt_forward *f, struct gsmrt_seq_step *seqs, uint32_t n_seq,
-                                     struct gsmrt_err *err)
+gsmrt_status gsmrt_ds2_record_step(struct gsmrt_forward *f, const struct gsmrt_seq_step *seqs, uint32_t n_seq,
+                                   uint32_t n_tok, uint32_t first, uint32_t n_rows, struct gsmrt_err *err)
 {
     const struct gsmrt_hparams *hp = &f->m->hp;
-    struct gsmrt_vk_device *dev = f->m->dev;
-    uint32_t n_tok = 0, first = 0, n_rows = 0;
-    if (n_seq == 0) return gsmrt_err_set(err, GSMRT_E_INVALID_ARGUMENT, "a step of no sequences");
-    TRY(lay_out(f, seqs, n_seq, &n_tok, &first, &n_rows, err));
-    TRY(plan_caches(f, seqs, n_seq, err));
-    TRY(gsmrt_vk_upload(dev, &f->pos, 0, f->pos_host, (VkDeviceSize)n_tok * 4, err));
-    TRY(gsmrt_vk_upload(dev, &f->tokens, 0, f->tok_host, (VkDeviceSize)n_tok * 4, err));
-
+    const struct ds2_state *ws = f->arch_state;
+    struct gsmrt_vk_rec *rec = f->rec;
     struct bufs b;
     TRY(bind_all(f, &b, err));
-    struct gsmrt_vk_rec *rec = f->rec;
-    TRY(gsmrt_vk_rec_begin(rec, err));
-    for (uint32_t i = 0; i < n_seq; i++)   /* page copies between the tiers (GSM swap) */
-        if (seqs[i].gsm) TRY(gsmrt_gsm_decode_record_moves(seqs[i].gsm, rec, seqs[i].kv, err));
-    TRY(gsmrt_k_get_rows(rec, &f->m->token_embd->w, &b.tokens, n_tok, &b.x, err));
+    TRY(gsmrt_k_get_rows(rec, &ws->token_embd->w, &b.tokens, n_tok, &b.x, err));
     gsmrt_vk_rec_barrier(rec);
     for (uint32_t il = 0; il < hp->n_layer; il++) {
         TRY(attention(f, seqs, n_seq, &b, il, n_tok, err));
         TRY(ffn(f, &b, il, n_tok, err));
     }
     if (n_rows) TRY(output_head(f, &b, first, n_rows, err));
-    f->n_dispatches = rec->n_dispatches;
-    TRY(gsmrt_vk_rec_submit_wait(rec, err));
-    uint64_t V = hp->n_vocab;
-    for (uint32_t i = 0; i < n_seq; i++) {
-        const struct gsmrt_seq_step *s = &seqs[i];
-        if (s->gsm) TRY(gsmrt_gsm_decode_finish(s->gsm, dev, err));
-        if (s->n_logits)
-            TRY(gsmrt_vk_download(dev, &f->logits, (s->tok0 + s->n_tok - s->n_logits - first) * V * 4, s->logits_out,
-                                  s->n_logits * V * 4, err));
-    }
     return GSMRT_OK;
-}
-
-gsmrt_status gsmrt_forward_run(struct gsmrt_forward *f, struct gsmrt_kv_cache *kv, const int32_t *tokens,
-                               uint32_t n_tok, uint32_t pos0, uint32_t n_logits, float *logits_out,
-                               struct gsmrt_err *err)
-{
-    struct gsmrt_seq_step s = {kv, f->gsm, tokens, n_tok, pos0, n_logits, logits_out, 0};
-    return gsmrt_forward_run_batch(f, &s, 1, err);
 }

@@ -156,7 +156,8 @@ static gsmrt_status create_policy(struct gsmrt_gsm_decode *g, const struct gsmrt
     if (st != GSMRT_OK) return st;
     /* slot pools: physical under swap; under keep they only keep the books */
     st = gsmrt_gsm_page_table_create(a, g->n_layer, g->n_pages_max, g->page_size, &g->pt, err);
-    uint32_t n_hot = g->swap ? kv->n_hot_slots : g->n_pages_max, n_cold = g->swap ? kv->n_cold_slots : g->n_pages_max;
+    const struct gsmrt_kv_line *l0 = gsmrt_kv_cache_line(kv, 0, 0);
+    uint32_t n_hot = g->swap ? l0->n_hot_slots : g->n_pages_max, n_cold = g->swap ? l0->n_cold_slots : g->n_pages_max;
     for (uint32_t l = 0; l < g->n_layer && st == GSMRT_OK; l++) {
         st = gsmrt_gsm_slot_pool_init(&g->hot[l], a, n_hot, err);
         if (st == GSMRT_OK) st = gsmrt_gsm_slot_pool_init(&g->cold[l], a, n_cold, err);
@@ -187,6 +188,24 @@ static gsmrt_status create_buffers(struct gsmrt_gsm_decode *g, struct gsmrt_vk_d
     return st;
 }
 
+/* GSM tiers one latent row per position and layer, read by every head (MLA):
+ * the cache must have exactly that, one tiered stream per layer, alike in
+ * every layer. (GQA and deepseek4's streams need their own tier policy.) */
+static gsmrt_status check_layout(const struct gsmrt_kv_cache *kv, struct gsmrt_err *err)
+{
+    const struct gsmrt_kv_line *l0 = gsmrt_kv_cache_line(kv, 0, 0);
+    for (uint32_t il = 0; il < kv->n_layer; il++) {
+        const struct gsmrt_kv_line *l = gsmrt_kv_cache_line(kv, il, 0);
+        if (kv->line_of[il + 1] - kv->line_of[il] != 1 || l->s.role != GSMRT_KV_ROLE_LATENT || !l->s.tiered ||
+            l->s.ratio != 1 || l->s.ring_rows != 0 || l->s.row_floats != l0->s.row_floats)
+            return gsmrt_err_set(err, GSMRT_E_UNSUPPORTED,
+                                 "GSM: layer %u's KV layout is not one tiered latent row per position (GSM supports "
+                                 "the MLA layout only so far)",
+                                 il);
+    }
+    return GSMRT_OK;
+}
+
 gsmrt_status gsmrt_gsm_decode_create(struct gsmrt_vk_device *dev, const struct gsmrt_hparams *hp,
                                      const struct gsmrt_kv_cache *kv, const struct gsmrt_gsm_config *cfg, bool swap,
                                      const struct gsmrt_gsm_calib *calib, struct gsmrt_gsm_decode **out,
@@ -196,7 +215,10 @@ gsmrt_status gsmrt_gsm_decode_create(struct gsmrt_vk_device *dev, const struct g
     if (kv->page_size > GSMRT_K_GSM_MAX_PAGE_SIZE)
         return gsmrt_err_set(err, GSMRT_E_UNSUPPORTED, "GSM: pages of %u positions (at most %u)", kv->page_size,
                              GSMRT_K_GSM_MAX_PAGE_SIZE);
-    if (swap && !kv->n_cold_slots)
+    gsmrt_status st = check_layout(kv, err);
+    if (st != GSMRT_OK) return st;
+    const struct gsmrt_kv_line *l0 = gsmrt_kv_cache_line(kv, 0, 0);
+    if (swap && !l0->n_cold_slots)
         return gsmrt_err_set(err, GSMRT_E_INVALID_ARGUMENT, "GSM swap needs a KV cache with a cold pool");
     struct gsmrt_gsm_decode *g = gsmrt_mem_calloc(dev->alloc, 1, sizeof *g);
     if (!g) return gsmrt_err_set(err, GSMRT_E_OUT_OF_HOST_MEMORY, "GSM state");
@@ -205,10 +227,10 @@ gsmrt_status gsmrt_gsm_decode_create(struct gsmrt_vk_device *dev, const struct g
     g->swap = swap;
     g->n_layer = hp->n_layer;
     g->n_heads = hp->n_head;
-    g->row = kv->row_floats;
+    g->row = l0->s.row_floats;
     g->page_size = kv->page_size;
-    g->n_pages_max = kv->n_pages_max;
-    gsmrt_status st = create_policy(g, kv, calib, err);
+    g->n_pages_max = l0->n_pages_max;
+    st = create_policy(g, kv, calib, err);
     if (st == GSMRT_OK) st = create_buffers(g, dev, hp->kv_lora_rank, err);
     if (st != GSMRT_OK) {
         gsmrt_gsm_decode_destroy(dev, g);
@@ -278,8 +300,9 @@ static gsmrt_status plan_tiers(struct gsmrt_gsm_decode *g, struct gsmrt_kv_cache
     if (st == GSMRT_OK && n_keys > pt->n_pos) st = gsmrt_gsm_page_table_grow(pt, n_keys, g->hot, err);
     if (st != GSMRT_OK) return st;
     for (uint32_t l = 0; l < g->n_layer; l++)
-        for (uint32_t p = 0; p < pt->n_pages; p++) kv->entries[l * kv->table_stride + p] = entry_of(g, l, p);
-    kv->n_pages = pt->n_pages;
+        for (uint32_t p = 0; p < pt->n_pages; p++)
+            kv->entries[kv->line_of[l] * kv->table_stride + p] = entry_of(g, l, p);   /* layer l's latent line */
+    for (uint32_t l = 0; l < g->n_layer; l++) gsmrt_kv_cache_line(kv, l, 0)->n_pages = pt->n_pages;
     kv->table_dirty = true;
     return GSMRT_OK;
 }
@@ -392,8 +415,9 @@ static gsmrt_status record_move(struct gsmrt_gsm_decode *g, struct gsmrt_vk_rec 
                                 struct gsmrt_err *err)
 {
     VkDeviceSize bytes = (VkDeviceSize)g->page_size * g->row * 4;
-    const struct gsmrt_vk_buf *from = m->from_tier == GSMRT_GSM_TIER_HOT ? &kv->hot[m->layer] : &kv->cold[m->layer];
-    const struct gsmrt_vk_buf *to = m->to_tier == GSMRT_GSM_TIER_HOT ? &kv->hot[m->layer] : &kv->cold[m->layer];
+    const struct gsmrt_kv_line *l = gsmrt_kv_cache_line(kv, m->layer, 0);
+    const struct gsmrt_vk_buf *from = m->from_tier == GSMRT_GSM_TIER_HOT ? &l->hot : &l->cold;
+    const struct gsmrt_vk_buf *to = m->to_tier == GSMRT_GSM_TIER_HOT ? &l->hot : &l->cold;
     struct gsmrt_vk_range src, dst;
     gsmrt_status st = gsmrt_vk_buf_range(rec->dev, from, m->from_slot * bytes, bytes, &src, err);
     if (st == GSMRT_OK) st = gsmrt_vk_buf_range(rec->dev, to, m->to_slot * bytes, bytes, &dst, err);

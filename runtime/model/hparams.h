@@ -13,11 +13,7 @@
 #include "base/err.h"
 #include "gguf/gguf.h"
 
-enum gsmrt_arch {
-    GSMRT_ARCH_UNKNOWN = 0,
-    GSMRT_ARCH_DEEPSEEK2 = 1,
-    GSMRT_ARCH_LLAMA = 2   /* recognised, not loaded yet */
-};
+struct gsmrt_arch;   /* model/arch.h */
 
 enum gsmrt_rope_scaling {
     GSMRT_ROPE_SCALING_NONE = 0,
@@ -33,11 +29,15 @@ enum gsmrt_expert_gating {
 
 #define GSMRT_HPARAMS_MAX_LAYERS 512   /* llama.cpp's LLAMA_MAX_LAYERS */
 
-/* Per-layer keys ("k/arr" in the fact sheet) must hold one value for every
- * layer they apply to; per-layer variation is refused. Symbols in comments are
- * the fact sheet's. */
+/* The fields below are deepseek2's, read by its module
+ * (model/deepseek2_hparams.c); another architecture reads its own keys into
+ * the fields it shares with deepseek2 (n_vocab, n_embd, n_layer, n_head,
+ * n_ctx_train, rms_eps, ...) and adds the ones it needs; fields it does not
+ * use stay 0. Per-layer keys ("k/arr" in the fact sheet) must hold one value
+ * for every layer they apply to; per-layer variation is refused. Symbols in
+ * comments are the fact sheet's. */
 struct gsmrt_hparams {
-    enum gsmrt_arch arch;
+    const struct gsmrt_arch *arch;   /* the registered architecture of general.architecture */
     uint32_t n_vocab;              /* V: length of tokenizer.ggml.tokens */
     uint32_t n_embd;               /* E */
     uint32_t n_layer;              /* L */
@@ -85,14 +85,16 @@ struct gsmrt_hparams {
     float kq_scale;                /* score scale, mscale^2 / sqrt(DK) */
 };
 
-/* Reads the hyper-parameters of `g` into *hp and checks every tensor against
- * them: required tensors present, no unexpected tensor, exact ne (trailing
- * dims 1), 1-D tensors F32. Keys must have exactly the types llama.cpp reads
- * them with. GSMRT_E_FORMAT on an unknown or unsupported architecture, a
- * missing key, a wrongly typed or out-of-range value, or a tensor whose shape
- * contradicts the hyper-parameters; the message starts with the file name
- * and names the key or tensor (with its shape and the expected one).
- * *hp is zeroed first and complete only on success. */
+/* Reads the hyper-parameters of `g` into *hp through the architecture that
+ * general.architecture names (model/arch.h) and checks every tensor against
+ * them and the architecture's tensor table: required tensors present, no
+ * unexpected tensor, exact ne (trailing dims 1), 1-D tensors F32. Keys must
+ * have exactly the types llama.cpp reads them with. GSMRT_E_FORMAT on an
+ * architecture that is not registered (the message lists the registered
+ * ones), a missing key, a wrongly typed or out-of-range value, or a tensor
+ * whose shape contradicts the hyper-parameters; the message starts with the
+ * file name and names the key or tensor (with its shape and the expected
+ * one). *hp is zeroed first and complete only on success. */
 gsmrt_status gsmrt_hparams_load(const struct gsmrt_gguf *g, struct gsmrt_hparams *hp, struct gsmrt_err *err);
 
 #endif

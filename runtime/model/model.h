@@ -1,6 +1,9 @@
 /* model.h -- a loaded model on the device: hyper-parameters, weights in
  * device-local memory, and the decoder's forward pass over a paged KV cache.
  *
+ * What is particular to an architecture (which tensors, what the KV cache
+ * holds, how a step is recorded) is its module's, behind model/arch.h.
+ *
  * Shapes are C order (outermost first). A GGUF tensor with ne = [n_cols,
  * n_rows, n_mats] is the C array W[n_mats][n_rows][n_cols]: ne[0] is the
  * contiguous dimension, as in ggml. */
@@ -9,6 +12,7 @@
 
 #include "gguf/gguf.h"
 #include "kernels/kernels.h"
+#include "model/arch.h"
 #include "model/hparams.h"
 #include "vk/vk.h"
 
@@ -19,89 +23,86 @@ struct gsmrt_tensor {
     struct gsmrt_vk_range range;   /* the whole tensor, for 1-D F32 tensors (norms, biases) */
 };
 
-struct gsmrt_layer {
-    struct gsmrt_tensor *attn_norm;       /* [E] */
-    struct gsmrt_tensor *attn_q;          /* [H*DK][E] (q_lora_rank 0) */
-    struct gsmrt_tensor *attn_q_a;        /* [QL][E] */
-    struct gsmrt_tensor *attn_q_a_norm;   /* [QL] */
-    struct gsmrt_tensor *attn_q_b;        /* [H*DK][QL] */
-    struct gsmrt_tensor *attn_kv_a_mqa;   /* [KVL+R][E] */
-    struct gsmrt_tensor *attn_kv_a_norm;  /* [KVL] */
-    struct gsmrt_tensor *attn_k_b;        /* [H][KVL][NOPE] */
-    struct gsmrt_tensor *attn_v_b;        /* [H][DV][KVL] */
-    struct gsmrt_tensor *attn_output;     /* [E][H*DV] */
-    struct gsmrt_tensor *ffn_norm;        /* [E] */
-    struct gsmrt_tensor *ffn_gate, *ffn_up;   /* [F][E] dense */
-    struct gsmrt_tensor *ffn_down;            /* [E][F] dense */
-    struct gsmrt_tensor *ffn_gate_inp;        /* [NE][E] router */
-    struct gsmrt_tensor *exp_probs_b;         /* [NE] or NULL */
-    struct gsmrt_tensor *ffn_gate_exps, *ffn_up_exps;   /* [NE][FE][E] */
-    struct gsmrt_tensor *ffn_down_exps;                 /* [NE][E][FE] */
-    struct gsmrt_tensor *ffn_gate_shexp, *ffn_up_shexp; /* [FE*NS][E] */
-    struct gsmrt_tensor *ffn_down_shexp;                /* [E][FE*NS] */
-};
-
 typedef void (*gsmrt_model_progress)(void *user, const char *stage, float fraction);
 
 struct gsmrt_dmodel {
     struct gsmrt_hparams hp;
+    const struct gsmrt_arch *arch;  /* hp.arch */
     struct gsmrt_vk_device *dev;    /* not owned */
     struct gsmrt_tensor *tensors;   /* [n_tensors], in GGUF order */
     uint64_t n_tensors;
-    struct gsmrt_tensor *token_embd;   /* [V][E] */
-    struct gsmrt_tensor *output_norm;  /* [E] */
-    struct gsmrt_tensor *output;       /* [V][E]; token_embd when tied */
-    struct gsmrt_layer *layers;        /* [L] */
+    /* [n_layer + 1][arch->n_tensors]: the tensor of each row of the
+     * architecture's tensor table, row 0 for the global ones, row il + 1 for
+     * block il; NULL where the table says it is absent */
+    struct gsmrt_tensor **slots;
     uint64_t weight_bytes;
     const gsmrt_allocator *alloc;
 };
 
 /* Uploads every tensor of g (whose hparams were already loaded into hp) to
- * device-local memory. progress may be NULL. */
+ * device-local memory and files them by the architecture's tensor table.
+ * progress may be NULL. */
 gsmrt_status gsmrt_dmodel_load(struct gsmrt_vk_device *dev, const struct gsmrt_gguf *g,
                                const struct gsmrt_hparams *hp, gsmrt_model_progress progress,
                                void *progress_user, struct gsmrt_dmodel **out, struct gsmrt_err *err);
 void gsmrt_dmodel_destroy(struct gsmrt_dmodel *m);
+/* The tensor of table row `slot` in block il (il < 0: a global one), or NULL. */
+struct gsmrt_tensor *gsmrt_dmodel_tensor(const struct gsmrt_dmodel *m, int64_t il, uint32_t slot);
 
 /* ---- the paged KV cache of one sequence ------------------------------------ */
 
-/* Latent rows [c (KVL) | k_pe (R)] in fp32, page_size rows per page, in two
- * pools per layer: HOT (device-local, n_hot_slots pages) and COLD
- * (host-visible, n_cold_slots pages; none for a dense or "keep" cache). The
- * page table (one row per layer, on the device) holds an entry per logical
- * page: its slot in the hot pool, or slot | GSMRT_KV_COLD in the cold pool
- * (shaders/include/kv_tier.glsl). A dense cache has one hot slot per page,
- * page p in slot p; GSM (model/gsm_decode.c) manages the entries otherwise. */
+/* The architecture's KV layout (model/arch.h) gives each layer one or more
+ * streams of fp32 rows; each (layer, stream) is a "line" of the cache. A
+ * line's rows sit page_size to a page, in two pools: HOT (device-local,
+ * n_hot_slots pages) and COLD (host-visible, n_cold_slots pages; none for a
+ * dense or "keep" cache or an untiered stream). The page table (one row per
+ * line, on the device) holds an entry per logical page: its slot in the hot
+ * pool, or slot | GSMRT_KV_COLD in the cold pool (shaders/include/kv_tier.glsl).
+ * A dense line has one hot slot per page, page p in slot p; GSM
+ * (model/gsm_decode.c) manages the entries of tiered lines otherwise. */
 #define GSMRT_KV_COLD 0x80000000u
 
-struct gsmrt_kv_cache {
-    uint32_t n_layer, row_floats, page_size;
-    uint32_t n_ctx;                 /* capacity in positions */
+struct gsmrt_kv_line {
+    uint32_t layer, stream;
+    struct gsmrt_kv_stream s;       /* role, row width, ratio, ring */
+    uint32_t n_rows_max;            /* rows for the whole context (or the ring) */
     uint32_t n_pages_max, n_pages;  /* pages allocated so far */
     uint32_t n_hot_slots, n_cold_slots;
-    uint32_t table_stride;          /* entries per layer row of the table (keeps rows aligned) */
     bool managed;                   /* entries set by GSM's tier policy, not by reserve */
+    struct gsmrt_vk_buf hot;        /* [n_hot_slots][page_size][row_floats] */
+    struct gsmrt_vk_buf cold;       /* [n_cold_slots][...]; unallocated when n_cold_slots is 0 */
+};
+
+struct gsmrt_kv_cache {
+    uint32_t n_layer, page_size;
+    uint32_t n_ctx;                 /* capacity in positions */
+    uint32_t n_lines;
+    struct gsmrt_kv_line *lines;    /* [n_lines], layer by layer */
+    uint32_t *line_of;              /* [n_layer + 1]: lines of layer l are [line_of[l], line_of[l + 1]) */
+    uint32_t table_stride;          /* entries per line row of the table (keeps rows aligned) */
     bool table_dirty;               /* host entries changed since the last upload */
-    uint32_t *entries;              /* [n_layer][table_stride] host copy of the table */
-    struct gsmrt_vk_buf *hot;       /* [n_layer] pools [n_hot_slots][page_size][row_floats] */
-    struct gsmrt_vk_buf *cold;      /* [n_layer] [n_cold_slots][...], or NULL */
-    struct gsmrt_vk_buf table;      /* uint [n_layer][table_stride] */
+    uint32_t *entries;              /* [n_lines][table_stride] host copy of the table */
+    struct gsmrt_vk_buf table;      /* uint [n_lines][table_stride] */
     const gsmrt_allocator *alloc;
 };
 
-/* n_hot_slots 0: a dense cache (a hot slot for every page of n_ctx). */
+/* The cache of hp's architecture for n_ctx positions. n_hot_slots and
+ * n_cold_slots size the tiered lines (n_hot_slots 0: a dense cache, a hot
+ * slot for every page of n_ctx); untiered lines are always dense. */
 gsmrt_status gsmrt_kv_cache_create(struct gsmrt_vk_device *dev, const struct gsmrt_hparams *hp,
                                    uint32_t n_ctx, uint32_t page_size, uint32_t n_hot_slots,
                                    uint32_t n_cold_slots, struct gsmrt_kv_cache **out, struct gsmrt_err *err);
 void gsmrt_kv_cache_destroy(struct gsmrt_vk_device *dev, struct gsmrt_kv_cache *kv);
-/* Makes sure pages exist for positions [0, n_pos) (a managed cache: only
+/* Makes sure pages exist for positions [0, n_pos) (managed lines: only
  * checks the context), then uploads the table if it changed. */
 gsmrt_status gsmrt_kv_cache_reserve(struct gsmrt_vk_device *dev, struct gsmrt_kv_cache *kv,
                                     uint32_t n_pos, struct gsmrt_err *err);
-/* Bindings of layer il: its hot pool, its cold pool (the hot pool when there
- * is none) and its row of the page table. */
+/* The line of stream `stream` of layer il, or NULL if the layer has no such stream. */
+struct gsmrt_kv_line *gsmrt_kv_cache_line(const struct gsmrt_kv_cache *kv, uint32_t il, uint32_t stream);
+/* Bindings of stream `stream` of layer il: its hot pool, its cold pool (the
+ * hot pool when there is none) and its row of the page table. */
 gsmrt_status gsmrt_kv_cache_bind(const struct gsmrt_vk_device *dev, const struct gsmrt_kv_cache *kv, uint32_t il,
-                                 struct gsmrt_vk_range *hot, struct gsmrt_vk_range *cold,
+                                 uint32_t stream, struct gsmrt_vk_range *hot, struct gsmrt_vk_range *cold,
                                  struct gsmrt_vk_range *table, struct gsmrt_err *err);
 /* Device-local and host-visible bytes the pools hold. */
 uint64_t gsmrt_kv_cache_hot_bytes(const struct gsmrt_kv_cache *kv);
@@ -109,26 +110,20 @@ uint64_t gsmrt_kv_cache_cold_bytes(const struct gsmrt_kv_cache *kv);
 
 /* ---- the forward pass ----------------------------------------------------- */
 
-/* Activations for up to max_tok tokens per step; one recording, reused. */
+/* One step's inputs and outputs, the recording, and the architecture's own
+ * scratch (its forward_init); one recording, reused. */
 struct gsmrt_forward {
     struct gsmrt_dmodel *m;
     uint32_t max_tok, n_ctx;
     struct gsmrt_vk_rec *rec;
     struct gsmrt_vk_buf tokens, pos;             /* uint / int [max_tok] */
-    struct gsmrt_vk_buf x, h, proj;              /* [max_tok][E] */
-    struct gsmrt_vk_buf q, qa_lat, q_a;          /* [T][H*DK], [T][H][KVL], [T][QL] */
-    struct gsmrt_vk_buf kv_new;                  /* [T][KVL+R] */
-    struct gsmrt_vk_buf partial, o_lat, o;       /* attention partials, [T][H][KVL], [T][H*DV] */
-    struct gsmrt_vk_buf ff_g, ff_u, ff_act;      /* [T][max(F, FE*NS)] */
-    struct gsmrt_vk_buf router, ids, wts;        /* [T][NE], [T][K], [T][K] */
-    struct gsmrt_vk_buf ex_g, ex_u, ex_act;      /* [T][K][FE] */
-    struct gsmrt_vk_buf ex_down, moe_y;          /* [T][K][E], [T][E] */
     struct gsmrt_vk_buf logits;                  /* [max_tok][V] */
     int32_t *pos_host, *tok_host;                /* [max_tok] positions and ids being uploaded */
     struct gsmrt_gsm_decode *gsm;                /* GSM state, or NULL for dense attention (not owned) */
     uint32_t n_dispatches;                       /* in the last step */
     struct gsmrt_attn_stats_sink *stats;         /* calibration: attention statistics of every layer
                                                     are recorded here; NULL normally (not owned) */
+    void *arch_state;                            /* the architecture's activations, owned */
 };
 
 gsmrt_status gsmrt_forward_create(struct gsmrt_dmodel *m, uint32_t max_tok, uint32_t n_ctx,

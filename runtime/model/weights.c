@@ -1,5 +1,5 @@
 /* weights.c -- uploads a model's tensors once into device-local memory and
- * names them per layer. Large tensors are bound later in row chunks by the
+ * files them by the architecture's tensor table (model/arch.h). Large tensors are bound later in row chunks by the
  * kernels; here each tensor is simply one sub-allocation. */
 #include <stdio.h>
 #include <string.h>
@@ -14,12 +14,25 @@ static struct gsmrt_tensor *find(struct gsmrt_dmodel *m, const struct gsmrt_gguf
     return NULL;
 }
 
-static struct gsmrt_tensor *layer_tensor(struct gsmrt_dmodel *m, const struct gsmrt_gguf *g, uint32_t il,
-                                         const char *suffix)
+struct gsmrt_tensor *gsmrt_dmodel_tensor(const struct gsmrt_dmodel *m, int64_t il, uint32_t slot)
 {
-    char name[GSMRT_GGUF_MAX_NAME];
-    snprintf(name, sizeof name, "blk.%u.%s", il, suffix);
-    return find(m, g, name);
+    if (il >= (int64_t)m->hp.n_layer || slot >= m->arch->n_tensors) return NULL;
+    return m->slots[(size_t)(il + 1) * m->arch->n_tensors + slot];
+}
+
+/* Files every tensor the architecture's table expects where it expects it
+ * (hparams_load has checked that those are there and no others). */
+static void file_tensors(struct gsmrt_dmodel *m, const struct gsmrt_gguf *g)
+{
+    const struct gsmrt_arch *a = m->arch;
+    char name[GSMRT_GGUF_MAX_NAME + 32];
+    for (int64_t il = -1; il < (int64_t)m->hp.n_layer; il++)
+        for (uint32_t i = 0; i < a->n_tensors; i++) {
+            const struct gsmrt_tensor_spec *s = &a->tensors[i];
+            if (!s->name || s->per_layer != (il >= 0) || !a->applies(&m->hp, s->when, il)) continue;
+            if (il >= 0) snprintf(name, sizeof name, "blk.%lld.%s", (long long)il, s->name);
+            m->slots[(size_t)(il + 1) * a->n_tensors + i] = find(m, g, il >= 0 ? name : s->name);
+        }
 }
 
 static gsmrt_status upload(struct gsmrt_vk_device *dev, const struct gsmrt_gguf_tensor *t,
@@ -32,7 +45,11 @@ static gsmrt_status upload(struct gsmrt_vk_device *dev, const struct gsmrt_gguf_
         return st;
     }
     uint64_t rows = (uint64_t)t->ne[1] * t->ne[2] * t->ne[3];
-    out->w = (struct gsmrt_k_weights){&out->buf, 0, (enum gsmrt_wtype)t->type, (uint32_t)rows, (uint32_t)t->ne[0]};
+    out->w = (struct gsmrt_k_weights){.buf = &out->buf,
+                                      .offset = 0,
+                                      .type = (enum gsmrt_wtype)t->type,
+                                      .n_rows = (uint32_t)rows,
+                                      .n_cols = (uint32_t)t->ne[0]};
     /* Small tensors (norms, biases) are also kept as one ready binding. */
     if (t->data_bytes <= dev->binding_range)
         st = gsmrt_vk_buf_range(dev, &out->buf, 0, gsmrt_align_up(t->data_bytes, 4), &out->range, err);
@@ -44,7 +61,7 @@ void gsmrt_dmodel_destroy(struct gsmrt_dmodel *m)
     if (!m) return;
     for (uint64_t i = 0; m->tensors && i < m->n_tensors; i++) gsmrt_vk_buf_free(m->dev, &m->tensors[i].buf);
     gsmrt_mem_free(m->alloc, m->tensors);
-    gsmrt_mem_free(m->alloc, m->layers);
+    gsmrt_mem_free(m->alloc, m->slots);
     gsmrt_mem_free(m->alloc, m);
 }
 
@@ -53,21 +70,23 @@ gsmrt_status gsmrt_dmodel_load(struct gsmrt_vk_device *dev, const struct gsmrt_g
                                void *progress_user, struct gsmrt_dmodel **out, struct gsmrt_err *err)
 {
     *out = NULL;
-    if (hp->arch != GSMRT_ARCH_DEEPSEEK2 || !hp->is_mla || hp->has_ffn_gate_up_exps)
-        return gsmrt_err_set(err, GSMRT_E_UNSUPPORTED,
-                             "%s: only deepseek2 models in the MLA form with split expert tensors are "
-                             "supported so far",
-                             gsmrt_gguf_name(g));
+    if (!hp->arch)
+        return gsmrt_err_set(err, GSMRT_E_INVALID_ARGUMENT, "%s: hyper-parameters not loaded", gsmrt_gguf_name(g));
+    if (hp->arch->check_runnable) {
+        gsmrt_status st = hp->arch->check_runnable(g, hp, err);
+        if (st != GSMRT_OK) return st;
+    }
     struct gsmrt_dmodel *m = gsmrt_mem_calloc(dev->alloc, 1, sizeof *m);
     if (!m) return gsmrt_err_set(err, GSMRT_E_OUT_OF_HOST_MEMORY, "model");
     m->hp = *hp;
+    m->arch = hp->arch;
     m->dev = dev;
     m->alloc = dev->alloc;
     m->n_tensors = gsmrt_gguf_n_tensors(g);
     m->tensors = gsmrt_mem_calloc(m->alloc, m->n_tensors, sizeof *m->tensors);
-    m->layers = gsmrt_mem_calloc(m->alloc, hp->n_layer, sizeof *m->layers);
+    m->slots = gsmrt_mem_calloc(m->alloc, ((size_t)hp->n_layer + 1) * m->arch->n_tensors, sizeof *m->slots);
     gsmrt_status st = GSMRT_OK;
-    if (!m->tensors || !m->layers) {
+    if (!m->tensors || !m->slots) {
         st = gsmrt_err_set(err, GSMRT_E_OUT_OF_HOST_MEMORY, "model tensor table");
         goto fail;
     }
@@ -77,38 +96,12 @@ gsmrt_status gsmrt_dmodel_load(struct gsmrt_vk_device *dev, const struct gsmrt_g
         const struct gsmrt_gguf_tensor *t = gsmrt_gguf_tensor_at(g, i);
         st = upload(dev, t, &m->tensors[i], err);
         if (st != GSMRT_OK) goto fail;
+        gsmrt_gguf_release_tensor(g, t);   /* the device holds it now: the file's pages need not stay resident */
         done += t->data_bytes;
         if (progress) progress(progress_user, "uploading weights", total ? (float)done / (float)total : 1.0f);
     }
     m->weight_bytes = total;
-    m->token_embd = find(m, g, "token_embd.weight");
-    m->output_norm = find(m, g, "output_norm.weight");
-    m->output = hp->has_output ? find(m, g, "output.weight") : m->token_embd;
-    for (uint32_t il = 0; il < hp->n_layer; il++) {
-        struct gsmrt_layer *l = &m->layers[il];
-        l->attn_norm = layer_tensor(m, g, il, "attn_norm.weight");
-        l->attn_q = layer_tensor(m, g, il, "attn_q.weight");
-        l->attn_q_a = layer_tensor(m, g, il, "attn_q_a.weight");
-        l->attn_q_a_norm = layer_tensor(m, g, il, "attn_q_a_norm.weight");
-        l->attn_q_b = layer_tensor(m, g, il, "attn_q_b.weight");
-        l->attn_kv_a_mqa = layer_tensor(m, g, il, "attn_kv_a_mqa.weight");
-        l->attn_kv_a_norm = layer_tensor(m, g, il, "attn_kv_a_norm.weight");
-        l->attn_k_b = layer_tensor(m, g, il, "attn_k_b.weight");
-        l->attn_v_b = layer_tensor(m, g, il, "attn_v_b.weight");
-        l->attn_output = layer_tensor(m, g, il, "attn_output.weight");
-        l->ffn_norm = layer_tensor(m, g, il, "ffn_norm.weight");
-        l->ffn_gate = layer_tensor(m, g, il, "ffn_gate.weight");
-        l->ffn_up = layer_tensor(m, g, il, "ffn_up.weight");
-        l->ffn_down = layer_tensor(m, g, il, "ffn_down.weight");
-        l->ffn_gate_inp = layer_tensor(m, g, il, "ffn_gate_inp.weight");
-        l->exp_probs_b = layer_tensor(m, g, il, "exp_probs_b.bias");
-        l->ffn_gate_exps = layer_tensor(m, g, il, "ffn_gate_exps.weight");
-        l->ffn_up_exps = layer_tensor(m, g, il, "ffn_up_exps.weight");
-        l->ffn_down_exps = layer_tensor(m, g, il, "ffn_down_exps.weight");
-        l->ffn_gate_shexp = layer_tensor(m, g, il, "ffn_gate_shexp.weight");
-        l->ffn_up_shexp = layer_tensor(m, g, il, "ffn_up_shexp.weight");
-        l->ffn_down_shexp = layer_tensor(m, g, il, "ffn_down_shexp.weight");
-    }
+    file_tensors(m, g);
     *out = m;
     return GSMRT_OK;
 fail:

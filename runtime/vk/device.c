@@ -6,29 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/env.h"
 #include "base/mem.h"
 #include "vk/vk_internal.h"
-
-static bool env_flag(const char *name)
-{
-    const char *v = getenv(name);
-    return v && *v && strcmp(v, "0") != 0;
-}
-
-/* Parses "134217728", "64K", "8M", "2G"; 0 when unset or malformed. */
-static uint64_t env_bytes(const char *name)
-{
-    const char *v = getenv(name);
-    if (!v || !*v) return 0;
-    char *end = NULL;
-    unsigned long long n = strtoull(v, &end, 10);
-    uint64_t mul = 1;
-    if (end && (*end == 'K' || *end == 'k')) mul = 1024, end++;
-    else if (end && (*end == 'M' || *end == 'm')) mul = 1024 * 1024, end++;
-    else if (end && (*end == 'G' || *end == 'g')) mul = 1024ull * 1024 * 1024, end++;
-    if (!end || *end != '\0') return 0;
-    return (uint64_t)n * mul;
-}
 
 gsmrt_status gsmrt_vk_enumerate(struct gsmrt_vk_instance *inst, struct gsmrt_vk_caps **caps_out,
                                 uint32_t *n_out, VkPhysicalDevice **phys_out,
@@ -120,15 +100,17 @@ static gsmrt_status create_logical(struct gsmrt_vk_device *dev, struct gsmrt_err
 static void apply_env_switches(struct gsmrt_vk_device *dev)
 {
     const struct gsmrt_vk_caps *c = &dev->caps;
-    dev->disable_subgroup_ops = env_flag("GSMRT_DISABLE_SUBGROUP_OPS");
-    dev->force_staging = env_flag("GSMRT_FORCE_STAGING");
+    const struct gsmrt_log *log = &dev->log;
+    dev->disable_subgroup_ops = gsmrt_env_flag(log, "GSMRT_DISABLE_SUBGROUP_OPS");
+    dev->force_staging = gsmrt_env_flag(log, "GSMRT_FORCE_STAGING");
     /* Tuning, not a quirk: llvmpipe runs a workgroup's barriers as
      * coroutine switches, so reductions across invocations cost more than
      * the loads they share. */
-    const char *mv = getenv("GSMRT_MATVEC");
-    dev->row_per_invocation = mv && *mv ? strcmp(mv, "rows") == 0 : c->type == VK_PHYSICAL_DEVICE_TYPE_CPU;
+    static const char *const matvec[] = {"rows", "reduce"};
+    int mv = gsmrt_env_choice(log, "GSMRT_MATVEC", matvec, 2);
+    dev->row_per_invocation = mv >= 0 ? mv == 0 : c->type == VK_PHYSICAL_DEVICE_TYPE_CPU;
     dev->binding_range = c->max_storage_buffer_range;
-    uint64_t forced = env_bytes("GSMRT_FORCE_BINDING_RANGE");
+    uint64_t forced = gsmrt_env_bytes(log, "GSMRT_FORCE_BINDING_RANGE");
     if (forced && forced < dev->binding_range) {
         dev->binding_range = forced;
         gsmrt_log(&dev->log, GSMRT_LOG_INFO, "binding range forced to %" PRIu64 " bytes", forced);
@@ -140,7 +122,7 @@ static void apply_env_switches(struct gsmrt_vk_device *dev)
     if (dev->quirks.cap_allocation_1gib && max_alloc > (1ull << 30)) max_alloc = 1ull << 30;
     if (block > max_alloc) block = max_alloc;
     dev->block_bytes = block;
-    dev->forced_budget = env_bytes("GSMRT_FORCE_DEVICE_BUDGET");
+    dev->forced_budget = gsmrt_env_bytes(log, "GSMRT_FORCE_DEVICE_BUDGET");
 }
 
 gsmrt_status gsmrt_vk_device_create(struct gsmrt_vk_instance *inst,
@@ -180,13 +162,7 @@ gsmrt_status gsmrt_vk_device_create(struct gsmrt_vk_instance *inst,
               dev->caps.name, dev->caps.driver_name);
 
     st = create_logical(dev, err);
-    if (st == GSMRT_OK) {
-        char path[1024] = "";
-        if (!p || !p->pipeline_cache_path)
-            gsmrt_vk_pipeline_cache_default_path(&dev->caps, path, sizeof path);
-        else snprintf(path, sizeof path, "%s", p->pipeline_cache_path);
-        st = gsmrt_vk_pipeline_cache_open(dev, path, err);
-    }
+    if (st == GSMRT_OK) st = gsmrt_vk_pipeline_cache_open(dev, p ? p->pipeline_cache_path : NULL, err);
     if (st != GSMRT_OK) {
         gsmrt_err_prefix(err, "device %u (%s): ", chosen, dev->caps.name);
         gsmrt_vk_device_destroy(dev);

@@ -9,15 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/env.h"
 #include "base/mem.h"
 
 static const char VALIDATION_LAYER[] = "VK_LAYER_KHRONOS_validation";
-
-static bool env_flag(const char *name)
-{
-    const char *v = getenv(name);
-    return v && *v && strcmp(v, "0") != 0;
-}
 
 static VKAPI_ATTR VkBool32 VKAPI_CALL on_debug_message(
     VkDebugUtilsMessageSeverityFlagBitsEXT severity, VkDebugUtilsMessageTypeFlagsEXT types,
@@ -79,7 +74,7 @@ gsmrt_status gsmrt_vk_instance_create(const struct gsmrt_vk_instance_params *p,
     inst->log = p->log;
     atomic_init(&inst->validation_messages, 0);
 
-    bool want_validation = p->validation < 0 ? env_flag("GSMRT_VALIDATE") : p->validation != 0;
+    bool want_validation = p->validation < 0 ? gsmrt_env_flag(&inst->log, "GSMRT_VALIDATE") : p->validation != 0;
     if (want_validation && !has_layer(VALIDATION_LAYER)) {
         gsmrt_vk_instance_destroy(inst);
         return gsmrt_err_set(err, GSMRT_E_UNSUPPORTED,
@@ -135,7 +130,7 @@ gsmrt_status gsmrt_vk_instance_create(const struct gsmrt_vk_instance_params *p,
         .enabledExtensionCount = n_exts,
         .ppEnabledExtensionNames = exts,
     };
-    if (debug_utils && env_flag("GSMRT_VALIDATE_SYNC")) {
+    if (debug_utils && gsmrt_env_flag(&inst->log, "GSMRT_VALIDATE_SYNC")) {
         features.pNext = &messenger_info;
         info.pNext = &features;
     }

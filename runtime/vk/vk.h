@@ -179,6 +179,9 @@ struct gsmrt_vk_device {
     char pipeline_cache_path[1024];      /* "" = not persisted */
     bool pipeline_cache_dirty;
     bool pipeline_cache_loaded;          /* a valid cache file was handed to the driver */
+    uint64_t pipeline_cache_saved_hash;  /* FNV-1a of the payload on disk (loaded or saved) */
+    size_t pipeline_cache_saved_bytes;
+    uint32_t pipeline_cache_saves;       /* files written in this device's life (tests count them) */
     struct gsmrt_vk_pipeline **pipelines;   /* created so far, by (kernel, spec) */
     uint32_t n_pipelines, cap_pipelines;
     double pipeline_create_ms;           /* total time spent creating pipelines */
@@ -295,7 +298,9 @@ gsmrt_status gsmrt_vk_pipeline_get(struct gsmrt_vk_device *dev,
                                    struct gsmrt_vk_pipeline **out, struct gsmrt_err *err);
 
 /* Pipeline cache persistence (pipeline_cache.c). Load happens at device
- * creation; save writes a temp file and renames it over the old one. */
+ * creation, save at device destruction, and only when the bytes changed;
+ * it never replaces a file that is not a cache of ours. An unusable
+ * location is a warning (GSMRT_OK), not an error. */
 gsmrt_status gsmrt_vk_pipeline_cache_save(struct gsmrt_vk_device *dev, struct gsmrt_err *err);
 /* Checks a cache file's bytes (our header, then Vulkan's) before the driver
  * sees them; returns the payload for vkCreatePipelineCache, or NULL with a
@@ -307,8 +312,10 @@ const void *gsmrt_vk_pipeline_cache_check(const void *file, size_t file_bytes,
 size_t gsmrt_vk_pipeline_cache_wrap(const void *payload, size_t payload_bytes,
                                     const struct gsmrt_vk_caps *caps, void *out, size_t cap);
 /* The default cache file path for the device ($GSMRT_PIPELINE_CACHE, else
- * $XDG_CACHE_HOME/gsmrt or ~/.cache/gsmrt); "" when no location is known. */
-void gsmrt_vk_pipeline_cache_default_path(const struct gsmrt_vk_caps *caps, char *buf, size_t size);
+ * $XDG_CACHE_HOME/gsmrt or ~/.cache/gsmrt); "" when no location is known.
+ * GSMRT_E_INVALID_ARGUMENT (and "") for a path over GSMRT_FILE_PATH_MAX. */
+gsmrt_status gsmrt_vk_pipeline_cache_default_path(const struct gsmrt_vk_caps *caps, char *buf, size_t size,
+                                                  struct gsmrt_err *err);
 
 /* ---- recording ------------------------------------------------------------ */
 

@@ -4,6 +4,7 @@
 
 #include "vk/vk.h"
 
+/* path NULL: the default location; "": no persistence. */
 gsmrt_status gsmrt_vk_pipeline_cache_open(struct gsmrt_vk_device *dev, const char *path,
                                           struct gsmrt_err *err);
 void gsmrt_vk_pipelines_destroy(struct gsmrt_vk_device *dev);

@@ -65,7 +65,12 @@ static float *run(struct gpu *g, struct gsmrt_dmodel *m, const struct gsmrt_gsm_
     struct seq s = seq_create(g, hp, cfg, swap);
     GPU_OK(gsmrt_forward_create(m, 128, 1024, &f, &gpu_err));
     f->gsm = s.gsm;
-    if (swap) assert_true(s.kv->n_hot_slots < s.kv->n_pages_max && s.kv->cold != NULL);
+    if (swap) {   /* every layer's latent line: fewer hot slots than pages, and a cold pool */
+        for (uint32_t il = 0; il < hp->n_layer; il++) {
+            const struct gsmrt_kv_line *l = gsmrt_kv_cache_line(s.kv, il, 0);
+            assert_true(l->n_hot_slots < l->n_pages_max && l->n_cold_slots > 0 && l->cold.block != NULL);
+        }
+    }
     float *logits = malloc((size_t)STEPS * hp->n_vocab * 4);
     for (uint32_t t = 0; t < PROMPT; t += 128) {
         uint32_t n = PROMPT - t < 128 ? PROMPT - t : 128;
