@@ -8,6 +8,7 @@
 #                            (the source is F16), for Q4_0 Q4_K_M Q5_K_M Q6_K Q3_K_M Q2_K IQ4_XS
 #                            IQ2_XXS; IQ2_XXS with an importance matrix (llama.cpp refuses it
 #                            without one) from `llama-imatrix` over models/calib-dialogues.txt.
+#   <TYPE>.torch.f32         the same rows from tools/quant_torch_ref.py (fp32 PyTorch on gguf-py dequantised weights)
 #   <TYPE>.logits.f16        llama.cpp CPU backend logits at the golden positions of the cases
 #                            in CASES (tests/data/golden/manifest.json), IEEE half, row after row
 #   ppl.txt                  the first 2746 bytes of tests/data/golden/heldout.txt: 2 windows of
@@ -20,7 +21,8 @@
 # is a node-llama-cpp 3.22.1 install without libggml-cpu-sapphirerapids.so (the AMX CPU library
 # aborts on deepseek2 here), used by tools/llama_quant_ref.mjs for logits and greedy tokens.
 # Both run 1 thread and `-nr` (no repacking: the AMX repack paths misbehave on this CPU).
-# Quantisation is deterministic, so a rerun reproduces the files byte for byte (the sha256s).
+# Quantisation is deterministic (a rerun reproduces the files byte for byte) except IQ2_XXS,
+# whose importance matrix varies in its last bits from run to run (the manifest keeps sha256s).
 set -eu
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -62,6 +64,9 @@ for t in $TYPES; do
     node "$ROOT/tools/llama_quant_ref.mjs" "$f" "$WORK/$t" $CASES > "$WORK/ref_$t.log" 2>&1 ||
         { cat "$WORK/ref_$t.log" >&2; exit 1; }
     mv "$WORK/$t.logits.f16" "$OUT/$t.logits.f16"
+    # shellcheck disable=SC2086 # CASES is a word list
+    /usr/bin/python3 "$ROOT/tools/quant_torch_ref.py" "$f" "$WORK/$t" $CASES
+    mv "$WORK/$t.torch.f32" "$OUT/$t.torch.f32"
     # llama.cpp logs from a thread and now and then exits before its last lines are out: retry
     for try in 1 2 3 4 5; do
         "$LLAMA_BIN/llama-perplexity" -m "$f" -f "$OUT/ppl.txt" -c $N_CTX -b $N_CTX -t 1 -nr > "$WORK/ppl_$t.log" 2>&1 ||
@@ -83,6 +88,7 @@ man = {
     "reference": "llama.cpp CPU backend (node-llama-cpp 3.22.1 prebuilt, 1 thread, no AMX library): tools/llama_quant_ref.mjs",
     "made_by": "tools/make_quant_models.sh",
     "cases": cases,
+    "torch_reference": "tools/quant_torch_ref.py: tools/deepseek2_ref.py RefModel in fp32 on the weights dequantised by gguf-py (exact arithmetic of the quantised file); <TYPE>.torch.f32 float32 rows in the same order, greedy_torch",
     "logits_format": "per type, <TYPE>.logits.f16: for each case in 'cases' order, its golden logit_positions rows (tests/data/golden/manifest.json) of n_vocab IEEE half",
     "perplexity": {"file": "ppl.txt", "n_ctx": n_ctx, "how": "llama-perplexity -c n_ctx -b n_ctx -t 1 -nr: 2 windows, the second half of each scored"},
     "types": [],
@@ -92,7 +98,9 @@ for t in types:
     man["types"].append({
         "type": t, "file": f"gsm-tiny.{t}.gguf", "sha256": sha(f"{out}/gsm-tiny.{t}.gguf"),
         "imatrix": t in im_types, "logits_file": f"{t}.logits.f16",
-        "ppl_llama": float(open(f"{work}/{t}.ppl").read()), "greedy": ref["greedy"]})
+        "ppl_llama": float(open(f"{work}/{t}.ppl").read()), "greedy": ref["greedy"],
+        "torch_logits_file": f"{t}.torch.f32",
+        "greedy_torch": json.load(open(f"{work}/{t}.torch.json"))["greedy"]})
 json.dump(man, open(f"{out}/manifest.json", "w"), indent=1)
 open(f"{out}/manifest.json", "a").write("\n")
 EOF
