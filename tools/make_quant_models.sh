@@ -81,6 +81,15 @@ done
 /usr/bin/python3 - "$OUT" "$WORK" "$N_CTX" "$TYPES" "$IMATRIX_TYPES" "$CASES" <<'EOF'
 import hashlib, json, sys
 out, work, n_ctx, types, im_types, cases = sys.argv[1], sys.argv[2], int(sys.argv[3]), *(a.split() for a in sys.argv[4:])
+import numpy as np
+V = json.load(open(f"{out}/../golden/manifest.json"))["n_vocab"]
+def ref_vs_llama(t):
+    """How far the exact arithmetic (fp32 reference) is from llama.cpp: the floor for any fp32 engine."""
+    a = np.fromfile(f"{out}/{t}.torch.f32", dtype="<f4").reshape(-1, V).astype(np.float64)
+    b = np.fromfile(f"{out}/{t}.logits.f16", dtype="<f2").reshape(-1, V).astype(np.float64)
+    nmse = (((a - b) ** 2).sum(1) / (b ** 2).sum(1)).max()
+    return {"max_abs": float(np.abs(a - b).max()), "nmse": float(nmse),
+            "argmax_mismatches": int((a.argmax(1) != b.argmax(1)).sum())}
 def sha(p):
     return hashlib.sha256(open(p, "rb").read()).hexdigest()
 man = {
@@ -99,7 +108,7 @@ for t in types:
         "type": t, "file": f"gsm-tiny.{t}.gguf", "sha256": sha(f"{out}/gsm-tiny.{t}.gguf"),
         "imatrix": t in im_types, "logits_file": f"{t}.logits.f16",
         "ppl_llama": float(open(f"{work}/{t}.ppl").read()), "greedy": ref["greedy"],
-        "torch_logits_file": f"{t}.torch.f32",
+        "torch_logits_file": f"{t}.torch.f32", "reference_vs_llama": ref_vs_llama(t),
         "greedy_torch": json.load(open(f"{work}/{t}.torch.json"))["greedy"]})
 json.dump(man, open(f"{out}/manifest.json", "w"), indent=1)
 open(f"{out}/manifest.json", "a").write("\n")

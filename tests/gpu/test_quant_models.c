@@ -6,13 +6,17 @@
  *     (a) the fp32 PyTorch reference on the weights dequantised by llama.cpp's
  *     gguf-py (tools/quant_torch_ref.py): the exact arithmetic of the file, so
  *     the same tolerance as test_golden (summation order and rounding only:
- *     max |delta| 2e-3, NMSE 1e-6); and (b) llama.cpp's CPU backend (stored as
- *     f16): max |delta| < 0.6, NMSE < 5e-3, argmax equal at every position.
- *     (b) is looser because llama.cpp's CPU backend quantises the activations
- *     to Q8_0 / Q8_K before every product with a quantised weight (integer dot
- *     products) and keeps an F16 KV cache; the fp32 reference differs from
- *     llama.cpp by the same amount as we do (up to 0.39 / 3e-3 on these files,
- *     measured reference against llama.cpp, independent of this runtime).
+ *     max |delta| 2e-3, NMSE 1e-6, argmax equal); and (b) llama.cpp's CPU
+ *     backend (stored as f16). llama.cpp's CPU backend quantises the
+ *     activations to Q8_0 / Q8_K before every product with a quantised weight
+ *     (integer dot products) and keeps an F16 KV cache, so no fp32 engine can
+ *     match it closely: the fp32 reference itself differs from llama.cpp by
+ *     up to 0.27 (Q4_K_M) .. 0.7 (Q6_K) in max |delta| of logits spanning
+ *     ~±15 (the manifest's reference_vs_llama, measured by the data script,
+ *     independent of this runtime). So (b) asserts we are no further from
+ *     llama.cpp than the exact arithmetic is: max |delta| and NMSE at most
+ *     10 % (+0.02 / +1e-5) above reference_vs_llama, and no more argmax
+ *     mismatches at the golden positions than the reference has.
  *   - 64 greedy tokens after each prompt equal the fp32 reference's, token for
  *     token; against llama.cpp the common prefix is printed and must be at
  *     least the fp32 reference's own common prefix with llama.cpp (where the
@@ -41,8 +45,10 @@
 #define GOLDEN_DIR GSMRT_SOURCE_DIR "/tests/data/golden"
 #define EXACT_MAX_ABS 2e-3
 #define EXACT_NMSE 1e-6
-#define LLAMA_MAX_ABS 0.6
-#define LLAMA_NMSE 5e-3
+/* how much further from llama.cpp than the exact arithmetic we may be */
+#define LLAMA_SLACK_REL 1.10
+#define LLAMA_SLACK_ABS 0.02
+#define LLAMA_SLACK_NMSE 1e-5
 #define PPL_REL 0.005
 
 static int skipped_unsupported;
@@ -154,17 +160,17 @@ static void test_logits_and_greedy(void **state)
     struct gsmrt_gguf *g;
     struct gsmrt_hparams hp;
     struct gsmrt_dmodel *m;
-    GPU_OK(gsmrt_gguf_open(path, NULL, &g, &gpu_err));
-    GPU_OK(gsmrt_hparams_load(g, &hp, &gpu_err));
-    gsmrt_status st = gsmrt_dmodel_load(gp->dev, g, &hp, NULL, NULL, &m, &gpu_err);
+    /* the parser refuses a type the runtime lacks by name (the weight-type table) */
+    gsmrt_status st = gsmrt_gguf_open(path, NULL, &g, &gpu_err);
     if (st == GSMRT_E_UNSUPPORTED) {
-        printf("SKIPPED %s: the kernels do not run this file yet: %s\n", quant_type(), gpu_err.msg);
+        printf("SKIPPED %s: the runtime does not run this type yet: %s\n", quant_type(), gpu_err.msg);
         skipped_unsupported = 1;
-        gsmrt_gguf_close(g);
         cJSON_Delete(qman), cJSON_Delete(gman);
         skip();
     }
     GPU_OK(st);
+    GPU_OK(gsmrt_hparams_load(g, &hp, &gpu_err));
+    GPU_OK(gsmrt_dmodel_load(gp->dev, g, &hp, NULL, NULL, &m, &gpu_err));
 
     uint32_t V = hp.n_vocab;
     size_t llama_bytes, torch_bytes;
@@ -228,9 +234,15 @@ static void test_logits_and_greedy(void **state)
     assert_true(vs_torch.max_abs < EXACT_MAX_ABS);
     assert_true(vs_torch.nmse < EXACT_NMSE);
     assert_int_equal(vs_torch.argmax_bad, 0);
-    assert_true(vs_llama.max_abs < LLAMA_MAX_ABS);
-    assert_true(vs_llama.nmse < LLAMA_NMSE);
-    assert_int_equal(vs_llama.argmax_bad, 0);
+    const cJSON *floor = cJSON_GetObjectItem(entry, "reference_vs_llama");
+    double floor_abs = cJSON_GetObjectItem(floor, "max_abs")->valuedouble,
+           floor_nmse = cJSON_GetObjectItem(floor, "nmse")->valuedouble;
+    int floor_argmax = (int)cJSON_GetObjectItem(floor, "argmax_mismatches")->valuedouble;
+    printf("%s fp32 reference vs llama.cpp: max |delta| %.3g, NMSE %.3g, argmax mismatches %d\n", quant_type(),
+           floor_abs, floor_nmse, floor_argmax);
+    assert_true(vs_llama.max_abs <= floor_abs * LLAMA_SLACK_REL + LLAMA_SLACK_ABS);
+    assert_true(vs_llama.nmse <= floor_nmse * LLAMA_SLACK_REL + LLAMA_SLACK_NMSE);
+    assert_true(vs_llama.argmax_bad <= floor_argmax);
     assert_int_equal(greedy_bad, 0);
     free(want), free(logits), free(llama), free(torch);
     gsmrt_dmodel_destroy(m);
