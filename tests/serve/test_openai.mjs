@@ -320,6 +320,29 @@ await test('100 requests with random cancels; the server stays up and answers co
   assert.equal(again.usage.completion_tokens, reference.usage.completion_tokens);
 });
 
+// The small server's idle timeout is 30 s: a client shut out by open idle
+// connections would wait that long, so 10 s tells "answered" from "waited".
+await test('idle connections beyond --parallel + --queue do not shut a request out', async () => {
+  const idle = [];
+  try {
+    for (let i = 0; i < 40; i++) {   // more than the old connection limit (parallel + queue + 16 = 18)
+      idle.push(await new Promise((resolve, reject) => {
+        const s = net.connect(Number(portSmall), '127.0.0.1', () => resolve(s));
+        s.on('error', reject);
+      }));
+    }
+    const r = await fetch(`http://127.0.0.1:${portSmall}/v1/completions`, { method: 'POST',
+      headers: { 'Content-Type': 'application/json' }, signal: AbortSignal.timeout(10000),
+      body: JSON.stringify({ prompt: 'Once upon a time', max_tokens: 4, temperature: 0 }) });
+    const text = await r.text();
+    assert.equal(r.status, 200, text);
+    const j = JSON.parse(text);
+    assert.ok(j.usage.completion_tokens >= 1 && j.usage.completion_tokens <= 4, JSON.stringify(j.usage));
+  } finally {
+    for (const s of idle) s.destroy();
+  }
+});
+
 await test('a full queue answers 503 with Retry-After (--parallel 1 --queue 1); CORS headers', async () => {
   const small = `http://127.0.0.1:${portSmall}`;
   const body = JSON.stringify({ prompt: 'Once upon a time', max_tokens: 40, temperature: 0 });
