@@ -169,6 +169,17 @@ await test('stop sequences cut the text before them, streaming and not', async (
   assert.ok(!s.text.includes(stop));
 });
 
+// OpenAI's API documents temperature 1 and top_p 1 as the defaults and has
+// no top_k or min_p: a request that leaves them out must sample exactly like
+// one that spells those values out (same seed).
+await test('sampling fields left out default to OpenAI\'s (temperature 1, top_p 1, no top_k/min_p)', async () => {
+  const req = { model: MODEL, prompt: 'The weather today is', max_tokens: 24, seed: 1234 };
+  const plain = await client.completions.create(req);
+  const spelled = await client.completions.create({ ...req, temperature: 1, top_p: 1, top_k: 0, min_p: 0 });
+  assert.equal(plain.choices[0].text, spelled.choices[0].text);
+  assert.equal(plain.usage.completion_tokens, spelled.usage.completion_tokens);
+});
+
 await test('errors through the client: unknown model 404, n=2 400, bad types 400, bad key 401', async () => {
   await assert.rejects(client.chat.completions.create({ ...chatReq('hi'), model: 'gpt-4o' }),
     (e) => e instanceof OpenAI.NotFoundError && e.status === 404 && /gpt-4o/.test(e.message));
