@@ -30,6 +30,7 @@ struct sched_req {
     struct gsmrt_gen gen;
     gsmrt_generate_params gen_params;  /* what gen points at */
     bool started;                      /* gen_start ran (sampler, UTF-8 stream) */
+    uint32_t n_cached;                 /* prompt tokens served from the slot's cached sequence (prepare ran) */
     int32_t tok;                       /* the decode token of this step */
     uint32_t chunk;                    /* prompt tokens in this step */
     double t_submit, t_admit, t_first;
@@ -226,7 +227,7 @@ static void report(gsmrt_scheduler *sc, struct sched_req *r, gsmrt_status st, co
         .finish = finish_of(st, gr ? gr->stop : GSMRT_STOP_CANCELLED),
         .status = st == GSMRT_E_CANCELLED ? GSMRT_OK : st,
         .n_prompt_tokens = (uint32_t)r->prompt.n,
-        .n_prompt_cached = r->phase == REQ_QUEUED ? 0 : (uint32_t)r->gen.keep,
+        .n_prompt_cached = r->n_cached,
         .n_tokens = gr ? gr->n_tokens : 0,
         .queue_ms = (r->t_admit ? r->t_admit : t) - r->t_submit,
         .first_token_ms = r->t_first ? r->t_first - r->t_submit : 0,
@@ -485,9 +486,9 @@ static void admit(gsmrt_scheduler *sc)
         r->phase = REQ_PROMPT;
         pthread_mutex_lock(&sc->mu);
         sc->running[sc->n_running++] = r;
-        if (st == GSMRT_OK) {
-            size_t kept = r->gen.keep;
-            sc->stats.prompt_tokens_cached += kept;
+        if (st == GSMRT_OK) {   /* before prepare, gen.keep is the slot's whole cached sequence */
+            r->n_cached = (uint32_t)r->gen.keep;
+            sc->stats.prompt_tokens_cached += r->n_cached;
             if (shared >= MIN_REUSE) sc->stats.prefix_hits++;
             if (evicts) sc->stats.cache_evictions++;
         }
