@@ -151,7 +151,7 @@ static void free_stream(void *cls)
 /* The status of a refused submit: a full queue is 503, the rest 400. */
 static enum MHD_Result refused(struct MHD_Connection *c, struct server *srv, gsmrt_status st, const char *msg)
 {
-    if (st == GSMRT_E_CONTEXT_FULL && strncmp(msg, "queue full", 10) == 0) {
+    if (st == GSMRT_E_BUSY) {
         atomic_fetch_add(&srv->rejected_busy, 1);
         return respond_error(c, srv, 503, "server_error", "server_busy", NULL, msg);
     }

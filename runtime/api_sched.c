@@ -331,7 +331,7 @@ static gsmrt_status submit(gsmrt_scheduler *sc, const gsmrt_request_params *p, u
     if (st == GSMRT_OK) {
         pthread_mutex_lock(&sc->mu);
         if (sc->n_queued >= sc->max_queued) {
-            st = gsmrt_err_set(&err, GSMRT_E_CONTEXT_FULL, "queue full: %u requests wait already", sc->n_queued);
+            st = gsmrt_err_set(&err, GSMRT_E_BUSY, "queue full: %u requests wait already", sc->n_queued);
         } else {
             r->id = sc->next_id++;
             r->t_submit = now_ms();

@@ -497,6 +497,44 @@ static void test_bad_input(void **state)
     gsmrt_scheduler_destroy(sc);
 }
 
+/* A submit beyond max_queued waiting requests is GSMRT_E_BUSY (the server's
+ * 503), not a context error (its 400); the queued request is kept and ends
+ * as cancelled when the scheduler is destroyed. */
+static void test_queue_full_busy(void **state)
+{
+    struct fixture *f = *state;
+    gsmrt_scheduler_params sp;
+    gsmrt_scheduler_params_init(&sp, sizeof sp);
+    sp.n_parallel = 1;
+    sp.n_cached = 0;
+    sp.n_ctx = 256;
+    sp.n_batch = 32;
+    sp.max_queued = 1;
+    gsmrt_scheduler *sc = NULL;
+    assert_int_equal(gsmrt_scheduler_create(f->m, &sp, &sc), GSMRT_OK);
+    gsmrt_generate_params gp;
+    greedy(&gp, 2);
+    gsmrt_request_params rp;
+    gsmrt_request_params_init(&rp, sizeof rp);
+    rp.prompt = "Apples are red.";
+    rp.gen = gp;
+    struct out a = {0}, b = {0};
+    submit(sc, &rp, &a);   /* no step yet: it waits in the queue */
+    rp.on_token = on_token;
+    rp.on_done = on_done;
+    rp.user = &b;
+    char err[256];
+    uint64_t id = 7;
+    assert_int_equal(gsmrt_scheduler_submit(sc, &rp, &id, err, sizeof err), GSMRT_E_BUSY);
+    assert_int_equal(id, 0);
+    assert_non_null(strstr(err, "queue full"));
+    assert_string_equal(gsmrt_status_name(GSMRT_E_BUSY), "GSMRT_E_BUSY");
+    gsmrt_scheduler_destroy(sc);
+    assert_true(a.done);
+    assert_int_equal(a.res.finish, GSMRT_FINISH_CANCELLED);
+    assert_false(b.done);   /* refused: never reported */
+}
+
 static bool collect_indexed(void *user, size_t index, const gsmrt_token *t)
 {
     struct out *o = user;
@@ -548,6 +586,7 @@ int main(void)
         cmocka_unit_test(test_many_equal_alone), cmocka_unit_test(test_prefix_reuse),
         cmocka_unit_test(test_eviction),         cmocka_unit_test(test_cancel),
         cmocka_unit_test(test_failed_request_cached_zero),
+        cmocka_unit_test(test_queue_full_busy),
         cmocka_unit_test(test_content_not_special), cmocka_unit_test(test_bad_input),
         cmocka_unit_test(test_complete_batch_32), cmocka_unit_test(test_gsm_equal_alone),
     };
