@@ -38,7 +38,8 @@ static void usage(FILE *f)
             "  -c, --ctx-size N         positions per sequence (default: min(4096, the model's))\n"
             "  -b, --batch-size N       tokens per batched step (default 256)\n"
             "  -n, --n-predict N        default max_tokens of a request (default 256)\n"
-            "  (the sampling options below are the defaults of fields a request leaves out)\n"
+            "  (the sampling options below set the defaults of fields a request leaves out; without them a\n"
+            "  request samples as with OpenAI's API: temperature 1, top_p 1, no top-k, no min-p)\n"
             "%s",
             COMMON_OPTIONS_HELP);
 }
@@ -122,6 +123,13 @@ int cmd_serve(int argc, char **argv)
 {
     struct opts o;
     opts_init(&o);
+    /* A request that leaves sampling out samples as OpenAI's API does (the
+     * clients are written for it), not as gsm run does; the command line's
+     * sampling options, when given, override these. */
+    o.gen.temperature = 1.0f;
+    o.gen.top_p = 1.0f;
+    o.gen.top_k = 0;
+    o.gen.min_p = 0.0f;
     static struct server srv;
     uint32_t n_cached;
     int rc = parse(argc, argv, &o, &srv.o, &n_cached);

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 
 #include <cjson/cJSON.h>
@@ -150,7 +151,7 @@ static void free_stream(void *cls)
 /* The status of a refused submit: a full queue is 503, the rest 400. */
 static enum MHD_Result refused(struct MHD_Connection *c, struct server *srv, gsmrt_status st, const char *msg)
 {
-    if (st == GSMRT_E_CONTEXT_FULL && strncmp(msg, "queue full", 10) == 0) {
+    if (st == GSMRT_E_BUSY) {
         atomic_fetch_add(&srv->rejected_busy, 1);
         return respond_error(c, srv, 503, "server_error", "server_busy", NULL, msg);
     }
@@ -330,6 +331,26 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **state, enum
     *state = NULL;
 }
 
+/* libmicrohttpd's connection limit. At the limit it stops accepting: a new
+ * client waits in the listen backlog, unanswered, until an open connection
+ * ends (an idle one only after --timeout). Requests beyond the slots and the
+ * queue must get a 503 with Retry-After instead, which only the request
+ * handler gives, so the limit leaves room for many idle or keep-alive
+ * connections beyond the requests admitted: every open connection costs a
+ * thread (mostly unused stack) and a descriptor, so it stays within the
+ * descriptor limit, leaving some for the model, the driver and the log. */
+static unsigned connection_limit(const struct server *srv)
+{
+    const rlim_t reserve = 128, spare_connections = 512;
+    rlim_t want = (rlim_t)srv->o.parallel + srv->o.queue + spare_connections;
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY) {
+        rlim_t room = rl.rlim_cur > 2 * reserve ? rl.rlim_cur - reserve : rl.rlim_cur / 2;
+        if (want > room) want = room;
+    }
+    return want > 64000 ? 64000u : (unsigned)want;
+}
+
 struct MHD_Daemon *serve_http_start(struct server *srv)
 {
     struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM, .ai_flags = AI_NUMERICSERV}, *ai;
@@ -345,7 +366,7 @@ struct MHD_Daemon *serve_http_start(struct server *srv)
     struct MHD_Daemon *d = MHD_start_daemon(
         flags, srv->o.port, NULL, NULL, on_request, srv, MHD_OPTION_SOCK_ADDR, ai->ai_addr,
         MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)srv->o.timeout_s,
-        MHD_OPTION_CONNECTION_LIMIT, (unsigned)(srv->o.parallel + srv->o.queue + 16),
+        MHD_OPTION_CONNECTION_LIMIT, connection_limit(srv),
         MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(64 * 1024), MHD_OPTION_END);
     freeaddrinfo(ai);
     if (!d) fprintf(stderr, "gsm serve: cannot listen on %s:%u (in use, or not an address of this machine)\n",

@@ -76,13 +76,14 @@ GSMRT_API const char *gsmrt_version_string(void);
     X(E_CANCELLED, 8, "cancelled")                                            \
     X(E_DEVICE_LOST, 9, "the Vulkan device was lost")                         \
     X(E_UNSUPPORTED, 10, "not supported by this device, model or build")      \
-    X(E_INTERNAL, 11, "internal error (a bug in gsmrt)")
+    X(E_INTERNAL, 11, "internal error (a bug in gsmrt)")                     \
+    X(E_BUSY, 12, "busy: every place in the queue is taken; retry later")
 
 typedef enum gsmrt_status {
 #define GSMRT_STATUS_ENUM_(name, value, msg) GSMRT_##name = value,
     GSMRT_STATUS_MAP(GSMRT_STATUS_ENUM_)
 #undef GSMRT_STATUS_ENUM_
-    GSMRT_STATUS_COUNT_ = 12
+    GSMRT_STATUS_COUNT_ = 13
 } gsmrt_status;
 
 /* "GSMRT_E_FORMAT" for GSMRT_E_FORMAT; "GSMRT_UNKNOWN_STATUS" for a value not
@@ -667,8 +668,8 @@ typedef struct gsmrt_scheduler_params {
     uint32_t n_ctx;        /* positions per sequence; 0 (default): min(4096, the model's) */
     uint32_t n_batch;      /* tokens per step (decodes + prompt chunks); 0 (default): 256;
                               at least n_parallel + 1 */
-    uint32_t max_queued;   /* requests waiting for a slot; default 64 (submit beyond: GSMRT_E_CONTEXT_FULL
-                              with the message "queue full") */
+    uint32_t max_queued;   /* requests waiting for a slot; default 64 (submit beyond: GSMRT_E_BUSY,
+                              the message "queue full ...") */
     bool gsm;              /* GSM for every slot, as gsmrt_session_params */
     const char *gsm_config;
     const char *gsm_settings;

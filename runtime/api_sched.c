@@ -1,72 +1,22 @@
 /* api_sched.c -- the incremental scheduler (gsmrt.h "scheduler"): requests
  * queue from any thread; the owning thread steps. Each slot is a session
  * used only through the phased generation of api_gen.c (prepare, prompt
- * chunks evaluated here, start, next/fed, end, finish), and every step is
- * one gsmrt_forward_run_batch over all running sequences.
+ * chunks evaluated by the step, start, next/fed, end, finish), and every step is
+ * one gsmrt_forward_run_batch over all running sequences. This file holds
+ * the requests' life around the steps (create, submit, cancel, leaving,
+ * destroy, stats); the step itself is api_sched_step.c.
  *
  * Locking: `mu` guards the queue, the running list, the request ids and
  * the statistics. The stepping thread is the only one that changes slots,
  * sessions and requests' generation state; it takes `mu` for the moments it
  * moves requests between the lists, so cancel and stats may run anywhere. */
-#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
 
-#include "api_gen.h"
-#include "api_sched.h"
+#include "api_sched_state.h"
 
-enum req_phase { REQ_QUEUED, REQ_PROMPT, REQ_DECODE };
-
-struct sched_req {
-    uint64_t id;
-    struct sched_req *next;            /* in the queue */
-    gsmrt_request_params p;            /* copied; prompt/messages cleared (tokenized at submit) */
-    char *profile;                     /* copy of p.gen.profile */
-    struct gsmrt_tokens prompt;
-    atomic_bool cancel;
-    enum req_phase phase;
-    uint32_t slot;
-    struct gsmrt_gen gen;
-    gsmrt_generate_params gen_params;  /* what gen points at */
-    bool started;                      /* gen_start ran (sampler, UTF-8 stream) */
-    int32_t tok;                       /* the decode token of this step */
-    uint32_t chunk;                    /* prompt tokens in this step */
-    double t_submit, t_admit, t_first;
-    uint32_t pin;                      /* the slot it must run in (gsmrt_sched_submit_pinned), or NO_PIN */
-    gsmrt_generate_result *gen_out;    /* pinned requests: the generation's own result, and ... */
-    gsmrt_status *status_out;          /* ... its status (may be NULL) */
-};
-
-#define NO_PIN UINT32_MAX
-
-struct sched_slot {
-    gsmrt_session *s;
-    struct sched_req *req;             /* running here, or NULL (idle; s->past is a cached sequence) */
-    uint64_t last_used;                /* for LRU */
-};
-
-struct gsmrt_scheduler {
-    bool external;                     /* slots and forward pass belong to the caller (gsmrt_sched_create_on) */
-    gsmrt_model *model;
-    const gsmrt_allocator *a;
-    struct gsmrt_forward *fwd;         /* one forward pass for all slots */
-    struct sched_slot *slots;
-    uint32_t n_slots, n_parallel, n_ctx, n_batch, max_queued;
-    uint64_t clock;
-    struct sched_req **running;        /* [n_parallel] */
-    uint32_t n_running;
-    struct gsmrt_seq_step *steps;      /* [n_parallel] this step's entries ... */
-    struct sched_req **who;            /* ... and their requests */
-    struct sched_req **dec, **pro, **pfinal;   /* [n_parallel] plan_step's lists */
-    pthread_mutex_t mu;
-    struct sched_req *q_head, *q_tail;
-    uint32_t n_queued;
-    uint64_t next_id;
-    gsmrt_scheduler_stats stats;
-};
-
-static double now_ms(void)
+double gsmrt_sched_now_ms(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -216,17 +166,17 @@ static gsmrt_finish finish_of(gsmrt_status st, gsmrt_stop stop)
 
 /* Reports a request that leaves (with on_done) and frees it. `r` is no
  * longer in the queue or the running list. */
-static void report(gsmrt_scheduler *sc, struct sched_req *r, gsmrt_status st, const char *msg,
+void gsmrt_sched_report(gsmrt_scheduler *sc, struct sched_req *r, gsmrt_status st, const char *msg,
                    const gsmrt_generate_result *gr)
 {
-    double t = now_ms();
+    double t = gsmrt_sched_now_ms();
     gsmrt_request_result res = {
         .struct_size = sizeof res,
         .id = r->id,
         .finish = finish_of(st, gr ? gr->stop : GSMRT_STOP_CANCELLED),
         .status = st == GSMRT_E_CANCELLED ? GSMRT_OK : st,
         .n_prompt_tokens = (uint32_t)r->prompt.n,
-        .n_prompt_cached = r->phase == REQ_QUEUED ? 0 : (uint32_t)r->gen.keep,
+        .n_prompt_cached = r->n_cached,
         .n_tokens = gr ? gr->n_tokens : 0,
         .queue_ms = (r->t_admit ? r->t_admit : t) - r->t_submit,
         .first_token_ms = r->t_first ? r->t_first - r->t_submit : 0,
@@ -246,7 +196,7 @@ static void report(gsmrt_scheduler *sc, struct sched_req *r, gsmrt_status st, co
 
 /* Ends a running request: the generation's end and rollback, the slot
  * freed (it keeps the sequence for prefix reuse), on_done. */
-static void finish_running(gsmrt_scheduler *sc, struct sched_req *r, gsmrt_status st, struct gsmrt_err *err)
+void gsmrt_sched_finish_running(gsmrt_scheduler *sc, struct sched_req *r, gsmrt_status st, struct gsmrt_err *err)
 {
     gsmrt_generate_result gr = {.struct_size = sizeof gr};
     if (r->started) st = gsmrt_gen_end(&r->gen, st, err);
@@ -268,7 +218,7 @@ static void finish_running(gsmrt_scheduler *sc, struct sched_req *r, gsmrt_statu
             break;
         }
     pthread_mutex_unlock(&sc->mu);
-    report(sc, r, st, msg, &gr);
+    gsmrt_sched_report(sc, r, st, msg, &gr);
 }
 
 void gsmrt_scheduler_destroy(gsmrt_scheduler *sc)
@@ -279,12 +229,12 @@ void gsmrt_scheduler_destroy(gsmrt_scheduler *sc)
         struct sched_req *r = sc->running[sc->n_running - 1];
         bool answered = r->phase == REQ_DECODE && r->gen.i > 0;   /* keeps its partial answer */
         if (answered) r->gen.r.stop = GSMRT_STOP_CANCELLED;
-        finish_running(sc, r, answered ? GSMRT_OK : GSMRT_E_CANCELLED, &err);
+        gsmrt_sched_finish_running(sc, r, answered ? GSMRT_OK : GSMRT_E_CANCELLED, &err);
     }
     while (sc->q_head) {
         struct sched_req *r = sc->q_head;
         sc->q_head = r->next;
-        report(sc, r, GSMRT_E_CANCELLED, "cancelled", NULL);
+        gsmrt_sched_report(sc, r, GSMRT_E_CANCELLED, "cancelled", NULL);
     }
     for (uint32_t i = 0; !sc->external && sc->slots && i < sc->n_slots; i++) gsmrt_session_destroy(sc->slots[i].s);
     if (!sc->external) gsmrt_forward_destroy(sc->fwd);
@@ -330,10 +280,10 @@ static gsmrt_status submit(gsmrt_scheduler *sc, const gsmrt_request_params *p, u
     if (st == GSMRT_OK) {
         pthread_mutex_lock(&sc->mu);
         if (sc->n_queued >= sc->max_queued) {
-            st = gsmrt_err_set(&err, GSMRT_E_CONTEXT_FULL, "queue full: %u requests wait already", sc->n_queued);
+            st = gsmrt_err_set(&err, GSMRT_E_BUSY, "queue full: %u requests wait already", sc->n_queued);
         } else {
             r->id = sc->next_id++;
-            r->t_submit = now_ms();
+            r->t_submit = gsmrt_sched_now_ms();
             if (sc->q_tail) sc->q_tail->next = r;
             else sc->q_head = r;
             sc->q_tail = r;
@@ -426,227 +376,6 @@ bool gsmrt_scheduler_cancel(gsmrt_scheduler *sc, uint64_t id)
     return found;
 }
 
-/* A cached sequence is worth reusing when it shares more than a BOS. */
-#define MIN_REUSE 2
-
-/* The idle slot for a prompt: the one sharing the longest prefix with it
- * (at least MIN_REUSE tokens; ties to the least recently used), else the
- * least recently used (never used ones first). *shared: that prefix's
- * length, 0 when none is reused. */
-static uint32_t pick_slot(const gsmrt_scheduler *sc, const struct gsmrt_tokens *prompt, size_t *shared)
-{
-    uint32_t best = UINT32_MAX, lru = UINT32_MAX;
-    size_t best_n = 0;
-    for (uint32_t i = 0; i < sc->n_slots; i++) {
-        const struct sched_slot *sl = &sc->slots[i];
-        if (sl->req) continue;
-        const struct gsmrt_tokens *past = &sl->s->past;
-        size_t k = 0;
-        while (k < past->n && k < prompt->n && past->ids[k] == prompt->ids[k]) k++;
-        if (k >= MIN_REUSE && (k > best_n || (k == best_n && sl->last_used < sc->slots[best].last_used)))
-            best = i, best_n = k;
-        if (lru == UINT32_MAX || sl->last_used < sc->slots[lru].last_used) lru = i;
-    }
-    *shared = best_n;
-    return best != UINT32_MAX ? best : lru;
-}
-
-/* Moves queued requests to free slots (FIFO); cancelled ones leave. */
-static void admit(gsmrt_scheduler *sc)
-{
-    for (;;) {
-        pthread_mutex_lock(&sc->mu);
-        struct sched_req *r = sc->q_head;
-        bool room = sc->n_running < sc->n_parallel;
-        if (r && (room || atomic_load(&r->cancel))) {
-            sc->q_head = r->next;
-            if (!sc->q_head) sc->q_tail = NULL;
-            sc->n_queued--;
-        } else {
-            r = NULL;
-        }
-        pthread_mutex_unlock(&sc->mu);
-        if (!r) return;
-        r->next = NULL;
-        if (atomic_load(&r->cancel)) {
-            report(sc, r, GSMRT_E_CANCELLED, "cancelled", NULL);
-            continue;
-        }
-        size_t shared = 0;
-        uint32_t si = r->pin != NO_PIN ? r->pin : pick_slot(sc, &r->prompt, &shared);
-        struct sched_slot *slot = &sc->slots[si];
-        bool evicts = shared == 0 && slot->s->past.n > 0;
-        r->slot = si;
-        r->t_admit = now_ms();
-        slot->req = r;
-        gsmrt_gen_init(&r->gen, slot->s, &r->p.gen, &r->gen_params, r->p.on_token, r->p.user);
-        struct gsmrt_err err = {GSMRT_OK, ""};
-        gsmrt_status st = gsmrt_gen_prepare(&r->gen, r->prompt.ids, r->prompt.n, &err);
-        r->phase = REQ_PROMPT;
-        pthread_mutex_lock(&sc->mu);
-        sc->running[sc->n_running++] = r;
-        if (st == GSMRT_OK) {
-            size_t kept = r->gen.keep;
-            sc->stats.prompt_tokens_cached += kept;
-            if (shared >= MIN_REUSE) sc->stats.prefix_hits++;
-            if (evicts) sc->stats.cache_evictions++;
-        }
-        pthread_mutex_unlock(&sc->mu);
-        if (st != GSMRT_OK) finish_running(sc, r, st, &err);
-    }
-}
-
-/* This step's entry of every running request: a decode token (sampled now
- * and streamed) or a chunk of its prompt. Prompt chunks that want no logits
- * go first, so that the rows whose logits are read form one block at the
- * end. Returns the number of entries. */
-static uint32_t plan_step(gsmrt_scheduler *sc)
-{
-    uint32_t budget = sc->n_batch, k = 0;
-    struct sched_req **dec = sc->dec, **pro = sc->pro, **pfinal = sc->pfinal;
-    uint32_t n_dec = 0, n_pro = 0;
-    for (uint32_t i = 0; i < sc->n_running;) {
-        struct sched_req *r = sc->running[i];
-        struct gsmrt_err err = {GSMRT_OK, ""};
-        gsmrt_session *s = r->gen.s;
-        if (r->phase == REQ_PROMPT) {
-            if (atomic_load(&r->cancel) || atomic_load(&s->cancel)) {   /* or gsmrt_session_cancel */
-                finish_running(sc, r, gsmrt_err_set(&err, GSMRT_E_CANCELLED, "cancelled"), &err);
-                continue;   /* running[i] now holds another request */
-            }
-            pro[n_pro++] = r;
-            i++;
-            continue;
-        }
-        if (atomic_load(&r->cancel)) atomic_store(&s->cancel, true);
-        gsmrt_status st = gsmrt_gen_next(&r->gen, &r->tok, &err);
-        if (st == GSMRT_OK && !r->t_first && r->gen.i > 0) r->t_first = now_ms();
-        if (st != GSMRT_OK || r->gen.done) {
-            finish_running(sc, r, st, &err);
-            continue;
-        }
-        dec[n_dec++] = r;
-        i++;
-    }
-    budget -= n_dec;   /* n_dec <= n_batch; with a prompt still to evaluate, n_dec < n_batch */
-    /* prompt chunks, oldest admitted first, as long as the step has room */
-    uint32_t n_pfinal = 0;
-    for (uint32_t j = 0; j < n_pro && budget > 0; j++) {
-        struct sched_req *r = pro[j];
-        gsmrt_session *s = r->gen.s;
-        size_t left = r->prompt.n - s->past.n;
-        uint32_t chunk = left < budget ? (uint32_t)left : budget;
-        if (chunk > s->n_batch) chunk = s->n_batch;
-        r->chunk = chunk;
-        budget -= chunk;
-        if (chunk == left) {
-            pfinal[n_pfinal++] = r;
-            continue;
-        }
-        sc->steps[k] = (struct gsmrt_seq_step){.kv = s->kv, .gsm = s->gsm, .tokens = r->prompt.ids + s->past.n,
-                                               .n_tok = chunk, .pos0 = (uint32_t)s->past.n};
-        sc->who[k++] = r;
-    }
-    for (uint32_t j = 0; j < n_pfinal; j++) {
-        struct sched_req *r = pfinal[j];
-        gsmrt_session *s = r->gen.s;
-        sc->steps[k] = (struct gsmrt_seq_step){.kv = s->kv, .gsm = s->gsm, .tokens = r->prompt.ids + s->past.n,
-                                               .n_tok = r->chunk, .pos0 = (uint32_t)s->past.n, .n_logits = 1,
-                                               .logits_out = s->logits};
-        sc->who[k++] = r;
-    }
-    for (uint32_t j = 0; j < n_dec; j++) {
-        struct sched_req *r = dec[j];
-        gsmrt_session *s = r->gen.s;
-        r->chunk = 0;
-        sc->steps[k] = (struct gsmrt_seq_step){.kv = s->kv, .gsm = s->gsm, .tokens = &r->tok, .n_tok = 1,
-                                               .pos0 = (uint32_t)s->past.n, .n_logits = 1, .logits_out = s->logits};
-        sc->who[k++] = r;
-    }
-    return k;
-}
-
-/* After the pass: the rows are in the caches (or, when the pass failed,
- * every request in it fails). who[] is apart from the running list, so
- * finishing one here does not disturb the walk. */
-static void advance(gsmrt_scheduler *sc, uint32_t k, gsmrt_status pass, const struct gsmrt_err *pass_err)
-{
-    uint64_t evaluated = 0;
-    for (uint32_t j = 0; j < k; j++) {
-        struct sched_req *r = sc->who[j];
-        struct gsmrt_err err = pass != GSMRT_OK ? *pass_err : (struct gsmrt_err){GSMRT_OK, ""};
-        gsmrt_status st = pass;
-        if (st == GSMRT_OK && r->phase == REQ_DECODE) {
-            st = gsmrt_gen_fed(&r->gen, r->tok, &err);
-        } else if (st == GSMRT_OK) {
-            gsmrt_session *s = r->gen.s;
-            evaluated += r->chunk;
-            st = gsmrt_api_past_append(s, r->prompt.ids + s->past.n, r->chunk, &err);
-            if (st == GSMRT_OK && s->past.n == r->prompt.n) {
-                st = gsmrt_gen_start(&r->gen, r->prompt.n, &err);
-                r->started = st == GSMRT_OK;
-                r->phase = REQ_DECODE;
-            }
-        }
-        if (st != GSMRT_OK) finish_running(sc, r, st, &err);
-    }
-    pthread_mutex_lock(&sc->mu);
-    sc->stats.prompt_tokens_evaluated += evaluated;
-    pthread_mutex_unlock(&sc->mu);
-}
-
-/* Figures that read the slots: refreshed by the stepping thread. */
-static void refresh_stats(gsmrt_scheduler *sc)
-{
-    uint64_t dev = 0, host = 0, steps = 0, gated = 0, cold = 0, computed = 0;
-    uint32_t cached = 0;
-    for (uint32_t i = 0; i < sc->n_slots; i++) {
-        const gsmrt_session *s = sc->slots[i].s;
-        dev += gsmrt_kv_cache_hot_bytes(s->kv);
-        host += gsmrt_kv_cache_cold_bytes(s->kv);
-        if (!sc->slots[i].req && s->past.n > 0) cached++;
-        if (s->gsm) {
-            steps += s->gsm->stats.steps;
-            gated += s->gsm->stats.pages_listed;
-            cold += s->gsm->stats.pages_cold;
-            computed += s->gsm->stats.pages_cold_computed;
-        }
-    }
-    pthread_mutex_lock(&sc->mu);
-    sc->stats.kv_device_bytes = dev;
-    sc->stats.kv_host_bytes = host;
-    sc->stats.cached_sequences = cached;
-    sc->stats.gsm_steps = steps;
-    sc->stats.gsm_pages_gated = gated;
-    sc->stats.gsm_pages_cold = cold;
-    sc->stats.gsm_pages_cold_computed = computed;
-    pthread_mutex_unlock(&sc->mu);
-}
-
-gsmrt_status gsmrt_scheduler_step(gsmrt_scheduler *sc, bool *busy)
-{
-    if (busy) *busy = false;
-    if (!sc) return GSMRT_E_INVALID_ARGUMENT;
-    admit(sc);
-    uint32_t k = plan_step(sc);
-    gsmrt_status st = GSMRT_OK;
-    struct gsmrt_err err = {GSMRT_OK, ""};
-    if (k > 0) {
-        st = gsmrt_forward_run_batch(sc->fwd, sc->steps, k, &err);
-        pthread_mutex_lock(&sc->mu);
-        sc->stats.steps++;
-        pthread_mutex_unlock(&sc->mu);
-        advance(sc, k, st, &err);
-        if (st != GSMRT_OK) gsmrt_api_fail(sc->model->ctx, &err, st);
-    }
-    refresh_stats(sc);
-    if (busy) {
-        pthread_mutex_lock(&sc->mu);
-        *busy = sc->n_running > 0 || sc->n_queued > 0;
-        pthread_mutex_unlock(&sc->mu);
-    }
-    return st;
-}
 
 gsmrt_status gsmrt_scheduler_get_stats(gsmrt_scheduler *sc, gsmrt_scheduler_stats *out)
 {

@@ -320,6 +320,45 @@ static void test_prefix_reuse(void **state)
     printf("turn 2: %u of %u prompt tokens from the cache\n", b.res.n_prompt_cached, b.res.n_prompt_tokens);
 }
 
+/* A request that fails before its prompt is matched (here: a GSM profile
+ * the model does not have) was served nothing from the cache, although the
+ * slot it was given holds a finished sequence: it reports 0 cached tokens. */
+static void test_failed_request_cached_zero(void **state)
+{
+    struct fixture *f = *state;
+    gsmrt_scheduler_params sp;
+    gsmrt_scheduler_params_init(&sp, sizeof sp);
+    sp.n_parallel = 1;
+    sp.n_cached = 0;   /* one slot: the failing request gets the one holding the first sequence */
+    sp.n_ctx = 256;
+    sp.n_batch = 32;
+    sp.gsm_settings = "dense_fallback=0;gate_threshold=0;min_context=16;warmup_steps=0;window=16;page_size=8";
+    gsmrt_scheduler *sc = NULL;
+    assert_int_equal(gsmrt_scheduler_create(f->m, &sp, &sc), GSMRT_OK);
+    gsmrt_generate_params gp;
+    greedy(&gp, 4);
+    gsmrt_request_params rp;
+    gsmrt_request_params_init(&rp, sizeof rp);
+    rp.prompt = "The river ran slow past the mill.";
+    rp.gen = gp;
+    struct out a = {0}, b = {0};
+    submit(sc, &rp, &a);
+    run_all(sc);
+    assert_true(a.done && a.res.finish == GSMRT_FINISH_LENGTH);
+    rp.gen.profile = "no-such-profile";
+    submit(sc, &rp, &b);   /* the same prompt: all of it would match the cached sequence */
+    run_all(sc);
+    assert_true(b.done);
+    assert_int_equal(b.res.finish, GSMRT_FINISH_ERROR);
+    assert_int_equal(b.res.n_prompt_cached, 0);
+    assert_int_equal(b.res.n_tokens, 0);
+    gsmrt_scheduler_stats st = {.struct_size = sizeof st};
+    assert_int_equal(gsmrt_scheduler_get_stats(sc, &st), GSMRT_OK);
+    assert_int_equal(st.prompt_tokens_cached, 0);
+    assert_int_equal(st.requests_failed, 1);
+    gsmrt_scheduler_destroy(sc);
+}
+
 /* Least recently used cached sequences are evicted, and counted. */
 static void test_eviction(void **state)
 {
@@ -458,6 +497,44 @@ static void test_bad_input(void **state)
     gsmrt_scheduler_destroy(sc);
 }
 
+/* A submit beyond max_queued waiting requests is GSMRT_E_BUSY (the server's
+ * 503), not a context error (its 400); the queued request is kept and ends
+ * as cancelled when the scheduler is destroyed. */
+static void test_queue_full_busy(void **state)
+{
+    struct fixture *f = *state;
+    gsmrt_scheduler_params sp;
+    gsmrt_scheduler_params_init(&sp, sizeof sp);
+    sp.n_parallel = 1;
+    sp.n_cached = 0;
+    sp.n_ctx = 256;
+    sp.n_batch = 32;
+    sp.max_queued = 1;
+    gsmrt_scheduler *sc = NULL;
+    assert_int_equal(gsmrt_scheduler_create(f->m, &sp, &sc), GSMRT_OK);
+    gsmrt_generate_params gp;
+    greedy(&gp, 2);
+    gsmrt_request_params rp;
+    gsmrt_request_params_init(&rp, sizeof rp);
+    rp.prompt = "Apples are red.";
+    rp.gen = gp;
+    struct out a = {0}, b = {0};
+    submit(sc, &rp, &a);   /* no step yet: it waits in the queue */
+    rp.on_token = on_token;
+    rp.on_done = on_done;
+    rp.user = &b;
+    char err[256];
+    uint64_t id = 7;
+    assert_int_equal(gsmrt_scheduler_submit(sc, &rp, &id, err, sizeof err), GSMRT_E_BUSY);
+    assert_int_equal(id, 0);
+    assert_non_null(strstr(err, "queue full"));
+    assert_string_equal(gsmrt_status_name(GSMRT_E_BUSY), "GSMRT_E_BUSY");
+    gsmrt_scheduler_destroy(sc);
+    assert_true(a.done);
+    assert_int_equal(a.res.finish, GSMRT_FINISH_CANCELLED);
+    assert_false(b.done);   /* refused: never reported */
+}
+
 static bool collect_indexed(void *user, size_t index, const gsmrt_token *t)
 {
     struct out *o = user;
@@ -508,6 +585,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_many_equal_alone), cmocka_unit_test(test_prefix_reuse),
         cmocka_unit_test(test_eviction),         cmocka_unit_test(test_cancel),
+        cmocka_unit_test(test_failed_request_cached_zero),
+        cmocka_unit_test(test_queue_full_busy),
         cmocka_unit_test(test_content_not_special), cmocka_unit_test(test_bad_input),
         cmocka_unit_test(test_complete_batch_32), cmocka_unit_test(test_gsm_equal_alone),
     };

@@ -31,6 +31,11 @@ trap cleanup EXIT
 start() {
   name=$1
   shift
+  # the launch below is asynchronous: its redirect truncates $name.out only
+  # once the child runs, so a file left by an earlier run in this folder
+  # could be read first and give that run's (dead) port -- the cause of the
+  # 503 case's rare ECONNREFUSED. Remove it so only this server's line is read.
+  rm -f "$name.out" "$name.err"
   # GSM_SERVE_LD_PRELOAD: libraries preloaded into the server only (the
   # sanitizer run's ASan runtime and Vulkan drivers; node must not get them)
   env ${GSM_SERVE_LD_PRELOAD:+LD_PRELOAD="$GSM_SERVE_LD_PRELOAD"} "$gsm" serve --host 127.0.0.1 --port 0 "$@" \
@@ -40,7 +45,7 @@ start() {
   port=""
   i=0
   while [ $i -lt 600 ] && [ -z "$port" ]; do
-    port=$(sed -n 's/.*listening on http:\/\/127\.0\.0\.1:\([0-9]*\).*/\1/p' "$name.out")
+    port=$(sed -n 's/.*listening on http:\/\/127\.0\.0\.1:\([0-9]*\).*/\1/p' "$name.out" 2>/dev/null)
     kill -0 "$pid" 2>/dev/null || break
     [ -z "$port" ] && sleep 0.1
     i=$((i + 1))

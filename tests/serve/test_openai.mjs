@@ -169,6 +169,17 @@ await test('stop sequences cut the text before them, streaming and not', async (
   assert.ok(!s.text.includes(stop));
 });
 
+// OpenAI's API documents temperature 1 and top_p 1 as the defaults and has
+// no top_k or min_p: a request that leaves them out must sample exactly like
+// one that spells those values out (same seed).
+await test('sampling fields left out default to OpenAI\'s (temperature 1, top_p 1, no top_k/min_p)', async () => {
+  const req = { model: MODEL, prompt: 'The weather today is', max_tokens: 24, seed: 1234 };
+  const plain = await client.completions.create(req);
+  const spelled = await client.completions.create({ ...req, temperature: 1, top_p: 1, top_k: 0, min_p: 0 });
+  assert.equal(plain.choices[0].text, spelled.choices[0].text);
+  assert.equal(plain.usage.completion_tokens, spelled.usage.completion_tokens);
+});
+
 await test('errors through the client: unknown model 404, n=2 400, bad types 400, bad key 401', async () => {
   await assert.rejects(client.chat.completions.create({ ...chatReq('hi'), model: 'gpt-4o' }),
     (e) => e instanceof OpenAI.NotFoundError && e.status === 404 && /gpt-4o/.test(e.message));
@@ -318,6 +329,29 @@ await test('100 requests with random cancels; the server stays up and answers co
   const again = await client.chat.completions.create(chatReq('Tell me a story about a fox.'));
   assert.equal(again.choices[0].message.content, reference.text);
   assert.equal(again.usage.completion_tokens, reference.usage.completion_tokens);
+});
+
+// The small server's idle timeout is 30 s: a client shut out by open idle
+// connections would wait that long, so 10 s tells "answered" from "waited".
+await test('idle connections beyond --parallel + --queue do not shut a request out', async () => {
+  const idle = [];
+  try {
+    for (let i = 0; i < 40; i++) {   // more than the old connection limit (parallel + queue + 16 = 18)
+      idle.push(await new Promise((resolve, reject) => {
+        const s = net.connect(Number(portSmall), '127.0.0.1', () => resolve(s));
+        s.on('error', reject);
+      }));
+    }
+    const r = await fetch(`http://127.0.0.1:${portSmall}/v1/completions`, { method: 'POST',
+      headers: { 'Content-Type': 'application/json' }, signal: AbortSignal.timeout(10000),
+      body: JSON.stringify({ prompt: 'Once upon a time', max_tokens: 4, temperature: 0 }) });
+    const text = await r.text();
+    assert.equal(r.status, 200, text);
+    const j = JSON.parse(text);
+    assert.ok(j.usage.completion_tokens >= 1 && j.usage.completion_tokens <= 4, JSON.stringify(j.usage));
+  } finally {
+    for (const s of idle) s.destroy();
+  }
 });
 
 await test('a full queue answers 503 with Retry-After (--parallel 1 --queue 1); CORS headers', async () => {
