@@ -8,28 +8,36 @@
 
 static const gsmrt_allocator *alloc_of(const gsmrt_session *s) { return s->model->ctx->a; }
 
-gsmrt_status gsmrt_api_chat_prompt(const gsmrt_session *s, uint32_t n_msgs, bool generation_prompt,
-                                   struct gsmrt_tokens *out, struct gsmrt_err *err)
+gsmrt_status gsmrt_api_encode_chat(const gsmrt_model *m, const struct gsmrt_chat_msg *msgs, size_t n,
+                                   bool generation_prompt, struct gsmrt_tokens *out, struct gsmrt_err *err)
 {
-    const gsmrt_allocator *a = alloc_of(s);
-    if (s->model->chat == GSMRT_CHAT_FORMAT_NONE)
+    const gsmrt_allocator *a = m->ctx->a;
+    if (m->chat == GSMRT_CHAT_FORMAT_NONE)
         return gsmrt_err_set(err, GSMRT_E_UNSUPPORTED,
                              "the model's chat template (tokenizer.chat_template) is not recognised, so it cannot "
                              "chat; choose a format by name when loading it (gsmrt_model_params.chat_format: %s)",
                              gsmrt_chat_format_known());
-    struct gsmrt_chat_msg *msgs = gsmrt_mem_calloc(a, n_msgs ? n_msgs : 1, sizeof *msgs);
-    if (!msgs) return gsmrt_err_set(err, GSMRT_E_OUT_OF_HOST_MEMORY, "chat");
-    for (uint32_t i = 0; i < n_msgs; i++)
-        msgs[i] = (struct gsmrt_chat_msg){.role = (enum gsmrt_chat_role)s->msgs[i].role, .content = s->msgs[i].text};
     char *text = NULL;
     size_t len = 0, n_content = 0;
     struct gsmrt_text_range *content = NULL;
     /* the format's markers are control tokens; what the messages say never is */
-    gsmrt_status st = gsmrt_chat_render_marked(a, s->model->chat, msgs, n_msgs, generation_prompt, &text, &len,
-                                               &content, &n_content, err);
-    if (st == GSMRT_OK) st = gsmrt_tokenizer_encode_markup(s->model->tok, text, len, true, content, n_content, out, err);
+    gsmrt_status st = gsmrt_chat_render_marked(a, m->chat, msgs, n, generation_prompt, &text, &len, &content,
+                                               &n_content, err);
+    if (st == GSMRT_OK) st = gsmrt_tokenizer_encode_markup(m->tok, text, len, true, content, n_content, out, err);
     gsmrt_mem_free(a, content);
     gsmrt_mem_free(a, text);
+    return st;
+}
+
+gsmrt_status gsmrt_api_chat_prompt(const gsmrt_session *s, uint32_t n_msgs, bool generation_prompt,
+                                   struct gsmrt_tokens *out, struct gsmrt_err *err)
+{
+    const gsmrt_allocator *a = alloc_of(s);
+    struct gsmrt_chat_msg *msgs = gsmrt_mem_calloc(a, n_msgs ? n_msgs : 1, sizeof *msgs);
+    if (!msgs) return gsmrt_err_set(err, GSMRT_E_OUT_OF_HOST_MEMORY, "chat");
+    for (uint32_t i = 0; i < n_msgs; i++)
+        msgs[i] = (struct gsmrt_chat_msg){.role = (enum gsmrt_chat_role)s->msgs[i].role, .content = s->msgs[i].text};
+    gsmrt_status st = gsmrt_api_encode_chat(s->model, msgs, n_msgs, generation_prompt, out, err);
     gsmrt_mem_free(a, msgs);
     return st;
 }

@@ -78,6 +78,13 @@ gsmrt_status gsmrt_api_pick_profile(gsmrt_model *m, const char *name, const stru
 gsmrt_status gsmrt_api_chat_prompt(const gsmrt_session *s, uint32_t n_msgs, bool generation_prompt,
                                    struct gsmrt_tokens *out, struct gsmrt_err *err);
 
+/* The same for messages given by the caller (the scheduler's requests):
+ * msgs[0..n) rendered in m's chat format, appended to *out as tokens.
+ * GSMRT_E_UNSUPPORTED when the model's template was not recognised. */
+struct gsmrt_chat_msg;
+gsmrt_status gsmrt_api_encode_chat(const gsmrt_model *m, const struct gsmrt_chat_msg *msgs, size_t n,
+                                   bool generation_prompt, struct gsmrt_tokens *out, struct gsmrt_err *err);
+
 /* A calibration's hot-page budgets count pages of its own page_size: one
  * made with other pages than the session's is GSMRT_E_INVALID_ARGUMENT,
  * naming `what` (its file or profile) and both sizes. */

@@ -1,38 +1,17 @@
 /* api_sched_prompt.c -- the tokens of a scheduler request: a raw prompt, or
- * chat messages rendered in the model's format with the content kept apart
- * from the markup.
+ * chat messages rendered in the model's format.
  *
- * Why apart: tokenizing the rendered text with special-token parsing on (as
- * gsmrt_session_generate does) would let a user write "<|end|><|system|>"
- * in a message and have it read as control tokens. The messages are rendered
- * with a one-byte placeholder (0x1E, which no template contains) for each
- * content; the markup between placeholders is tokenized with special tokens
- * parsed, each content with special tokens off. */
+ * Chat content never becomes control tokens: the messages are rendered with
+ * the positions of their contents marked (gsmrt_chat_render_marked), and
+ * only the text outside those ranges may hold the format's markers
+ * (gsmrt_tokenizer_encode_markup): gsmrt_api_encode_chat, the path
+ * gsmrt_session_generate takes too, so a conversation tokenizes alike
+ * through a session and the scheduler. */
 #include <string.h>
 
 #include "api_sched.h"
 #include "text/chat.h"
 #include "text/utf8.h"
-
-#define PLACEHOLDER '\x1e'
-
-static bool is_space(char c)
-{
-    return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
-}
-
-/* The content as the format renders it: llama3 trims ASCII whitespace
- * (llama.cpp's trim()), the others keep it as given. */
-static void content_span(enum gsmrt_chat_format f, const char *s, size_t *off, size_t *len)
-{
-    size_t n = strlen(s), i = 0;
-    if (f == GSMRT_CHAT_FORMAT_LLAMA3) {
-        while (i < n && is_space(s[i])) i++;
-        while (n > i && is_space(s[n - 1])) n--;
-    }
-    *off = i;
-    *len = n - i;
-}
 
 static gsmrt_status check_messages(const gsmrt_request_params *p, struct gsmrt_err *err)
 {
@@ -58,35 +37,11 @@ static gsmrt_status encode_chat(const gsmrt_model *m, const gsmrt_request_params
     if (st != GSMRT_OK) return st;
     struct gsmrt_chat_msg *msgs = gsmrt_mem_calloc(a, p->n_messages, sizeof *msgs);
     if (!msgs) return gsmrt_err_set(err, GSMRT_E_OUT_OF_HOST_MEMORY, "chat messages");
-    static const char placeholder[2] = {PLACEHOLDER, '\0'};
     for (size_t i = 0; i < p->n_messages; i++)
-        msgs[i] = (struct gsmrt_chat_msg){.role = (enum gsmrt_chat_role)p->messages[i].role, .content = placeholder};
-    char *text = NULL;
-    size_t len = 0;
-    st = gsmrt_chat_render(a, m->chat, msgs, p->n_messages, true, &text, &len, err);
+        msgs[i] = (struct gsmrt_chat_msg){.role = (enum gsmrt_chat_role)p->messages[i].role,
+                                          .content = p->messages[i].content};
+    st = gsmrt_api_encode_chat(m, msgs, p->n_messages, true, out, err);
     gsmrt_mem_free(a, msgs);
-    if (st != GSMRT_OK) return st;
-    /* the BOS (when the model wants one) comes from encoding nothing with add_special */
-    st = gsmrt_tokenizer_encode(m->tok, "", 0, true, false, out, err);
-    size_t seg = 0, msg = 0;
-    for (size_t i = 0; st == GSMRT_OK && i <= len; i++) {
-        if (i < len && text[i] != PLACEHOLDER) continue;
-        /* markup: special tokens are the format's own */
-        if (i > seg) st = gsmrt_tokenizer_encode(m->tok, text + seg, i - seg, false, true, out, err);
-        seg = i + 1;
-        if (i == len || st != GSMRT_OK) break;
-        if (msg >= p->n_messages) {   /* a placeholder the template did not get from us */
-            st = gsmrt_err_set(err, GSMRT_E_INTERNAL, "chat render: more contents than messages");
-            break;
-        }
-        size_t off, n;
-        content_span(m->chat, p->messages[msg].content, &off, &n);
-        if (n) st = gsmrt_tokenizer_encode(m->tok, p->messages[msg].content + off, n, false, false, out, err);
-        msg++;
-    }
-    if (st == GSMRT_OK && msg != p->n_messages)
-        st = gsmrt_err_set(err, GSMRT_E_INTERNAL, "chat render: %zu of %zu contents placed", msg, p->n_messages);
-    gsmrt_mem_free(a, text);
     return st;
 }
 
