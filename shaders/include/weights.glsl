@@ -50,6 +50,19 @@ float w_f16_at(uint b)
     return unpackHalf2x16(w_u16_at(b)).x;
 }
 
+// ggml's get_scale_min_k4: the 6-bit scale and min of piece j (0..7) of a
+// Q4_K or Q5_K block whose 12 bytes of packed scales and mins start at byte s.
+void w_scale_min_k4(uint s, uint j, out uint sc, out uint m)
+{
+    if (j < 4u) {
+        sc = w_u8(s + j) & 63u;
+        m = w_u8(s + j + 4u) & 63u;
+    } else {
+        sc = (w_u8(s + j + 4u) & 0xFu) | ((w_u8(s + j - 4u) >> 6) << 4);
+        m = (w_u8(s + j + 4u) >> 4) | ((w_u8(s + j) >> 6) << 4);
+    }
+}
+
 #include "weight_type.glsl"
 
 #ifndef WT_ELEMENTWISE

@@ -11,14 +11,8 @@ vec2 wt_decode(uint block, uint piece, out float q[WT_SUB])
 {
     uint b0 = block * WT_BLOCK_BYTES, wd = b0 >> 2;   // 4-aligned
     vec2 dm = unpackHalf2x16(w[wd]);
-    uint s = b0 + 4u, j = piece, sc, m;
-    if (j < 4u) {
-        sc = w_u8(s + j) & 63u;
-        m = w_u8(s + j + 4u) & 63u;
-    } else {
-        sc = (w_u8(s + j + 4u) & 0xFu) | ((w_u8(s + j - 4u) >> 6) << 4);
-        m = (w_u8(s + j + 4u) >> 4) | ((w_u8(s + j) >> 6) << 4);
-    }
+    uint j = piece, sc, m;
+    w_scale_min_k4(b0 + 4u, j, sc, m);
     uint qw = wd + 4u + (j >> 1) * 8u, sh = (j & 1u) * 4u;
     for (uint k = 0; k < 8u; k++) {
         uint v = w[qw + k];
