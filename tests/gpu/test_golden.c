@@ -142,12 +142,13 @@ static void test_tokenize(void **state)
 }
 
 /* Runs the prompt in steps of `step` tokens, keeping every position's logits. */
-static float *all_logits(struct gpu *gp, struct loaded *l, const int32_t *ids, size_t n, uint32_t step)
+static float *all_logits(struct gpu *gp, struct loaded *l, const int32_t *ids, size_t n, uint32_t step,
+                         enum gsmrt_kv_type type)
 {
     uint32_t V = l->hp.n_vocab;
     struct gsmrt_kv_cache *kv;
     struct gsmrt_forward *f;
-    GPU_OK(gsmrt_kv_cache_create(gp->dev, &l->hp, 1024, 32, 0, 0, &kv, &gpu_err));
+    GPU_OK(gsmrt_kv_cache_create(gp->dev, &l->hp, 1024, 32, 0, 0, type, &kv, &gpu_err));
     GPU_OK(gsmrt_forward_create(l->m, step, 1024, &f, &gpu_err));
     float *out = malloc(n * V * sizeof *out);
     for (size_t t = 0; t < n; t += step) {
@@ -178,7 +179,7 @@ static void test_logits(void **state)
             golden(cJSON_GetObjectItem(cJSON_GetObjectItem(c, "logits_files"), variant())->valuestring), &bytes);
         assert_int_equal(bytes, n_pos * V * 4);
         /* decode one token at a time for short prompts, prefill in steps of 64 otherwise */
-        float *got = all_logits(gp, &l, ids, n, n < 32 ? 1 : 64);
+        float *got = all_logits(gp, &l, ids, n, n < 32 ? 1 : 64, GSMRT_KV_F32);
         for (size_t i = 0; i < n_pos; i++) {
             const float *g = got + (size_t)pos[i] * V, *w = want + i * V;
             double e = ref_nmse(g, w, V), a = ref_max_abs_diff(g, w, V);
@@ -219,7 +220,7 @@ static void test_greedy(void **state)
         int32_t *want = ids_of(cJSON_GetObjectItem(cJSON_GetArrayItem(cases, ci), "greedy"), &n_greedy);
         struct gsmrt_kv_cache *kv;
         struct gsmrt_forward *f;
-        GPU_OK(gsmrt_kv_cache_create(gp->dev, &l.hp, 1024, 32, 0, 0, &kv, &gpu_err));
+        GPU_OK(gsmrt_kv_cache_create(gp->dev, &l.hp, 1024, 32, 0, 0, GSMRT_KV_F32, &kv, &gpu_err));
         GPU_OK(gsmrt_forward_create(l.m, 64, 1024, &f, &gpu_err));
         for (size_t t = 0; t < n; t += 64) {
             uint32_t k = n - t < 64 ? (uint32_t)(n - t) : 64;
