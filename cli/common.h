@@ -14,6 +14,7 @@ struct opts {
     const char *device;
     const char *chat_format;
     uint32_t n_ctx, n_batch;
+    gsmrt_cache_type cache_type;   /* --cache-type (default: the library's, F16) */
     gsmrt_generate_params gen;
     bool verbose;
     int validation;           /* -1: environment */
@@ -28,7 +29,7 @@ struct opts {
     const char *use_profile;  /* --use-profile NAME (else the first --profile) */
 };
 
-/* Session params with the common options (context, batch, GSM). */
+/* Session params with the common options (context, batch, cache type, GSM). */
 void opts_session_params(const struct opts *o, gsmrt_session_params *sp);
 
 void opts_init(struct opts *o);
