@@ -97,6 +97,7 @@ int main(int argc, char **argv)
     bool json = false, profile = false;
     uint32_t logits_n = 0, greedy = 0;
     const char *logits_path = NULL;
+    enum gsmrt_kv_type kv_type = GSMRT_KV_F16;   /* the sessions' default */
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "-m") && i + 1 < argc) model = argv[++i];
         else if (!strcmp(argv[i], "--depths") && i + 1 < argc) snprintf(depths_arg, sizeof depths_arg, "%s", argv[++i]);
@@ -111,9 +112,17 @@ int main(int argc, char **argv)
             if (logits_n < 1) return 2;
         } else if (!strcmp(argv[i], "--greedy") && i + 1 < argc) {
             greedy = (uint32_t)atoi(argv[++i]);
+        } else if (!strcmp(argv[i], "--cache-type") && i + 1 < argc) {
+            const char *t = argv[++i];
+            if (strcmp(t, "f16") && strcmp(t, "f32")) {
+                fprintf(stderr, "bench_decode: --cache-type %s: f16 or f32\n", t);
+                return 2;
+            }
+            kv_type = strcmp(t, "f16") ? GSMRT_KV_F32 : GSMRT_KV_F16;
         } else {
             fprintf(stderr, "usage: bench_decode [-m MODEL] [--depths 128,1024,4096] [--gen N] [--batch N] "
-                            "[--reps N] [--json] [--profile] [--logits N PATH [--greedy G]]\n");
+                            "[--reps N] [--json] [--profile] [--logits N PATH [--greedy G]] "
+                            "[--cache-type f16|f32]\n");
             return 2;
         }
     }
@@ -142,7 +151,7 @@ int main(int argc, char **argv)
     CHECK(gsmrt_dmodel_load(dev, g, &hp, progress, &last_pct, &m, &err));
     uint32_t n_ctx = logits_path ? logits_n + greedy + 1 : max_depth + gen + 1;
     struct gsmrt_kv_cache *kv;
-    CHECK(gsmrt_kv_cache_create(dev, &hp, n_ctx, 32, 0, 0, &kv, &err));
+    CHECK(gsmrt_kv_cache_create(dev, &hp, n_ctx, 32, 0, 0, kv_type, &kv, &err));
     struct gsmrt_forward *f;
     CHECK(gsmrt_forward_create(m, batch, n_ctx, &f, &err));
     int32_t *toks = malloc((size_t)n_ctx * sizeof *toks);
@@ -167,11 +176,14 @@ int main(int argc, char **argv)
         return 0;
     }
 
+    if (!json) printf("KV cache %s\n", gsmrt_kv_type_name(kv_type));
     if (!json)
         printf("%-8s %14s %14s %12s %12s %12s\n", "depth", "prefill tok/s", "decode tok/s", "spread", "dispatch/tok",
                "submit/tok");
-    else printf("{\"model\": \"%s\", \"device\": \"%s\", \"batch\": %u, \"gen\": %u, \"rows\": [", model, dev->caps.name,
-                batch, gen);
+    else
+        printf("{\"model\": \"%s\", \"device\": \"%s\", \"cache_type\": \"%s\", \"batch\": %u, \"gen\": %u, "
+               "\"rows\": [",
+               model, dev->caps.name, gsmrt_kv_type_name(kv_type), batch, gen);
     for (uint32_t d = 0; d < n_depths; d++) {
         double pp[16], tg[16];
         uint64_t submits = 0;

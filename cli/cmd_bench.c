@@ -106,7 +106,7 @@ struct cell {
     /* memory: the context's weights; the rest what the kind's sessions added, x batch / sessions */
     gsmrt_memory_usage mem;
     uint64_t kv_device, kv_host;  /* the sessions' KV pools (gsmrt_session_gsm_stats) */
-    double kv_formula;            /* n_layer * row * ctx * batch * 4 */
+    double kv_formula;            /* n_layer * row * ctx * batch * bytes per value */
     /* KV reads of the decode steps (last repeat), per generated token */
     double kv_read_per_tok, kv_dense_per_tok;
     uint64_t gated_steps, decode_steps;
@@ -136,6 +136,7 @@ struct bench {
     struct corpus corpus;
     const char *corpus_path;
     uint32_t row_floats;          /* KV floats per layer and position */
+    uint32_t kv_value_bytes;      /* bytes per cached value: 2 (f16, the default) or 4 (--cache-type f32) */
     uint32_t n_batch;             /* prompt tokens per step */
     /* prompts per context: text and tokens of each sequence */
     uint32_t ctxs[MAX_CTX], n_ctxs;
@@ -187,6 +188,7 @@ static void session_params(const struct bench *b, enum mode m, uint32_t n_ctx, c
     gsmrt_session_params_init(sp, sizeof *sp);
     sp->n_ctx = n_ctx;
     sp->n_batch = b->n_batch;
+    sp->cache_type = b->o.cache_type;
     if (m == MODE_DENSE) return;
     sp->gsm = true;
     sp->gsm_config = b->o.gsm_config;
@@ -512,7 +514,7 @@ static gsmrt_status run_once(struct bench *b, struct cell *c, struct kind *k, ui
      * positions prompt - n_prompt_tokens .. n_past - 1. */
     uint64_t steps = 0, cold = 0, cold_comp = 0, moved = 0, lsteps = 0, lsteps_dense = 0;
     double read = 0, dense = 0, bound = 0;
-    double key_bytes = (double)b->mi.n_layer * b->row_floats * 4;
+    double key_bytes = (double)b->mi.n_layer * b->row_floats * b->kv_value_bytes;
     for (uint32_t i = 0; i < B; i++) {
         double all = 0;
         uint32_t first = k->prompt_tokens[i] - res[i].n_prompt_tokens;
@@ -553,7 +555,7 @@ static void run_cell(struct bench *b, struct cell *c, struct kind *k, const gsmr
 {
     b->cur = c;
     b->rep_i = 0;
-    c->kv_formula = (double)b->mi.n_layer * b->row_floats * c->ctx * c->batch * 4.0;
+    c->kv_formula = (double)b->mi.n_layer * b->row_floats * c->ctx * c->batch * b->kv_value_bytes;
     if (q->have) {
         c->have_quality = true;
         c->top1 = q->top1;
@@ -622,8 +624,9 @@ static void print_header(const struct bench *b, FILE *f)
             b->gen, b->repeat, b->repeat == 1 ? "" : "s");
     fprintf(f, "prompts: %s, one slice per sequence; prompt steps of %u tokens; GSM settings: %s\n", b->corpus_path,
             b->n_batch, b->o.gsm_settings[0] ? b->o.gsm_settings : "defaults");
-    fprintf(f, "KV row: %u floats per layer and position (kv_lora_rank + n_rot), fp32; KV formula = %u layers x %u x ctx x batch x 4 B\n",
-            b->row_floats, b->mi.n_layer, b->row_floats);
+    fprintf(f, "KV row: %u values per layer and position (kv_lora_rank + n_rot), %s; KV formula = %u layers x %u x ctx "
+               "x batch x %u B\n",
+            b->row_floats, b->kv_value_bytes == 2 ? "f16" : "f32", b->mi.n_layer, b->row_floats, b->kv_value_bytes);
     if (b->di.memory_budget)
         fprintf(f, "memory budget: the device has VK_EXT_memory_budget, but gsmrt.h does not report its figures\n");
     else
@@ -705,8 +708,9 @@ static bool write_json(const struct bench *b, const struct cell *cells, uint32_t
     json_string(f, b->di.driver_info);
     fprintf(f, ", \"memory_budget_ext\": %s, \"unified_memory\": %s,\n", b->di.memory_budget ? "true" : "false",
             b->di.unified_memory ? "true" : "false");
-    fprintf(f, "  \"gen\": %u, \"repeat\": %u, \"n_batch\": %u, \"kv_row_floats\": %u, \"prompts\": ", b->gen, b->repeat,
-            b->n_batch, b->row_floats);
+    fprintf(f, "  \"gen\": %u, \"repeat\": %u, \"n_batch\": %u, \"kv_row_floats\": %u, \"kv_cache_type\": \"%s\", "
+               "\"prompts\": ",
+            b->gen, b->repeat, b->n_batch, b->row_floats, b->kv_value_bytes == 2 ? "f16" : "f32");
     json_string(f, b->corpus_path);
     fprintf(f, ", \"gsm_settings\": ");
     json_string(f, b->o.gsm_settings);
@@ -798,14 +802,16 @@ static gsmrt_status make_prompts(struct bench *b, uint32_t max_batch)
     return GSMRT_OK;
 }
 
-/* KV floats per layer and position, from a dense session of one 32-token page
- * (gsmrt_model_info does not report kv_lora_rank and n_rot). */
+/* KV values per layer and position, from a dense F32 session of one 32-token
+ * page (gsmrt_model_info does not report kv_lora_rank and n_rot), and the
+ * bytes per value of the cache type the cells run with. */
 static gsmrt_status kv_row(struct bench *b)
 {
     gsmrt_session_params sp;
     gsmrt_session_params_init(&sp, sizeof sp);
     sp.n_ctx = 32;
     sp.n_batch = 32;
+    sp.cache_type = GSMRT_CACHE_F32;   /* 4 bytes a value: the division below */
     gsmrt_session *s = NULL;
     gsmrt_status st = gsmrt_session_create(b->model, &sp, &s);
     gsmrt_gsm_stats gs;
@@ -814,6 +820,7 @@ static gsmrt_status kv_row(struct bench *b)
     if (st == GSMRT_OK) st = gsmrt_session_gsm_stats(s, &gs);
     gsmrt_session_destroy(s);
     if (st == GSMRT_OK) b->row_floats = (uint32_t)(gs.kv_device_bytes / ((uint64_t)b->mi.n_layer * 32 * 4));
+    b->kv_value_bytes = b->o.cache_type == GSMRT_CACHE_F32 ? 4 : 2;
     return st;
 }
 
@@ -854,6 +861,8 @@ static const char BENCH_HELP[] =
     "      --json FILE          also write every figure to FILE as JSON\n"
     "      --prompts FILE       the prompt text (default: calib-dialogues.txt next to the model)\n"
     "  -b, --batch-size N       prompt tokens per step (default 256; at least B)\n"
+    "      --cache-type T       KV cache type of every row: f16 (default) or f32 (also -ctk,\n"
+    "                           --cache-type-k); the KV formula and bytes read follow it\n"
     "      --device NAME        Vulkan device index or name\n"
     "      --validate           enable the Khronos validation layer\n"
     "  -v, --verbose            the runtime's info messages\n";
@@ -915,7 +924,8 @@ int cmd_bench(int argc, char **argv)
         } else if (strcmp(a, "-m") == 0 || strcmp(a, "--model") == 0 || strcmp(a, "--device") == 0 ||
                    strcmp(a, "--validate") == 0 || strcmp(a, "--gsm-set") == 0 || strcmp(a, "--gsm-config") == 0 ||
                    strcmp(a, "--gate-threshold") == 0 || strcmp(a, "-b") == 0 || strcmp(a, "--batch-size") == 0 ||
-                   strcmp(a, "-v") == 0 || strcmp(a, "--verbose") == 0) {
+                   strcmp(a, "-v") == 0 || strcmp(a, "--verbose") == 0 || strcmp(a, "--cache-type") == 0 ||
+                   strcmp(a, "-ctk") == 0 || strcmp(a, "--cache-type-k") == 0) {
             if (opts_parse_common(&b->o, "bench", argc, argv, &i) < 0) goto out;
         } else {
             fprintf(stderr, "gsm bench: unknown option or missing value '%s' (see gsm bench --help)\n", a);

@@ -59,6 +59,7 @@ int cmd_perplexity(int argc, char **argv)
     gsmrt_session_params_init(&sp, sizeof sp);
     sp.n_ctx = window;
     sp.n_batch = o.n_batch;
+    sp.cache_type = o.cache_type;
     gsmrt_status st = gsmrt_session_create(model, &sp, &s);
     if (st != GSMRT_OK) {
         int code = session_failed("perplexity", ctx, st);
@@ -76,7 +77,8 @@ int cmd_perplexity(int argc, char **argv)
         fprintf(stderr, "gsm perplexity: %s (%s)\n", gsmrt_context_last_error(ctx), gsmrt_status_name(st));
         rc = EXIT_RUNTIME;
     } else {
-        printf("perplexity %.4f over %u tokens (%u windows of %u)\n", r.ppl, r.n_scored, r.n_windows, window);
+        printf("perplexity %.4f over %u tokens (%u windows of %u, %s KV cache)\n", r.ppl, r.n_scored, r.n_windows,
+               window, o.cache_type == GSMRT_CACHE_F32 ? "f32" : "f16");
     }
     unload(ctx, model, s);
     gsmrt_file_free(text);

@@ -60,6 +60,7 @@ const char COMMON_OPTIONS_HELP[] =
     "  -m, --model PATH         GGUF model (default: the bundled gsm-tiny model)\n"
     "  -c, --ctx-size N         context length in tokens (default: min(4096, the model's))\n"
     "  -b, --batch-size N       prompt tokens per step (default 256)\n"
+    "      --cache-type T       KV cache type: f16 (default) or f32 (also -ctk, --cache-type-k)\n"
     "  -n, --n-predict N        tokens to generate at most (default 256)\n"
     "      --temp T             temperature, 0 = greedy (default 0.8)\n"
     "      --top-k N            top-k sampling, 0 = off (default 40)\n"
@@ -103,6 +104,14 @@ int opts_parse_common(struct opts *o, const char *cmd, int argc, char **argv, in
     } else if (IS("-c", "--ctx-size")) {
         NEED_VALUE();
         if (!parse_u32(cmd, a, v, 16, 1u << 20, &o->n_ctx)) return -1;
+    } else if (IS("-ctk", "--cache-type") || strcmp(a, "--cache-type-k") == 0) {
+        NEED_VALUE();
+        if (strcmp(v, "f16") == 0) o->cache_type = GSMRT_CACHE_F16;
+        else if (strcmp(v, "f32") == 0) o->cache_type = GSMRT_CACHE_F32;
+        else {
+            fprintf(stderr, "gsm %s: %s expects f16 or f32, got '%s'\n", cmd, a, v);
+            return -1;
+        }
     } else if (IS("-b", "--batch-size")) {
         NEED_VALUE();
         if (!parse_u32(cmd, a, v, 1, 4096, &o->n_batch)) return -1;
@@ -345,6 +354,7 @@ void opts_session_params(const struct opts *o, gsmrt_session_params *sp)
     gsmrt_session_params_init(sp, sizeof *sp);
     sp->n_ctx = o->n_ctx;
     sp->n_batch = o->n_batch;
+    sp->cache_type = o->cache_type;
     sp->gsm = o->gsm;
     sp->gsm_config = o->gsm_config;
     sp->gsm_settings = o->gsm_settings[0] ? o->gsm_settings : NULL;

@@ -14,6 +14,7 @@ struct opts {
     const char *device;
     const char *chat_format;
     uint32_t n_ctx, n_batch;
+    gsmrt_cache_type cache_type;   /* --cache-type (default: the library's, F16) */
     gsmrt_generate_params gen;
     bool verbose;
     bool check_tensors;       /* --check-tensors */
@@ -33,7 +34,7 @@ struct opts {
  * setting (GSMRT_E_INVALID_ARGUMENT: --gsm-set, --gate-threshold), else 1. */
 int session_failed(const char *cmd, gsmrt_context *ctx, gsmrt_status st);
 
-/* Session params with the common options (context, batch, GSM). */
+/* Session params with the common options (context, batch, cache type, GSM). */
 void opts_session_params(const struct opts *o, gsmrt_session_params *sp);
 
 void opts_init(struct opts *o);

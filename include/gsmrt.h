@@ -390,6 +390,16 @@ GSMRT_API gsmrt_status gsmrt_model_load_profile(gsmrt_model *model, const char *
 
 /* ---- session ------------------------------------------------------------------ */
 
+/* Storage type of the session's KV cache rows. F16 (the default, as
+ * llama.cpp's) halves the cache's bytes and what attention reads per token;
+ * each cached value is rounded to the nearest half (relative error at most
+ * 2^-11). F32 keeps the values as computed. */
+typedef enum gsmrt_cache_type {
+    GSMRT_CACHE_DEFAULT = 0,   /* F16 */
+    GSMRT_CACHE_F16 = 1,
+    GSMRT_CACHE_F32 = 2,
+} gsmrt_cache_type;
+
 typedef struct gsmrt_session_params {
     uint32_t struct_size;
     uint32_t n_ctx;     /* positions the session can hold; 0 (default): min(4096, the model's);
@@ -405,10 +415,12 @@ typedef struct gsmrt_session_params {
     bool gsm;
     const char *gsm_config;
     const char *gsm_settings;
+    gsmrt_cache_type cache_type;   /* KV cache rows; GSMRT_CACHE_DEFAULT (F16) for callers built before it */
 } gsmrt_session_params;
 GSMRT_API void gsmrt_session_params_init(gsmrt_session_params *p, size_t size);
 
 /* Creates a session (its KV cache, activations). p may be NULL.
+ * GSMRT_E_INVALID_ARGUMENT for a cache_type that is not one of the above;
  * GSMRT_E_CONTEXT_FULL when n_ctx is larger than the device can bind;
  * GSMRT_E_FORMAT for a bad GSM config file, GSMRT_E_INVALID_ARGUMENT for a bad
  * GSM setting (both messages name the key and the allowed range); GSMRT_E_IO /

@@ -46,6 +46,7 @@ struct gsmrt_session {
     struct gsmrt_gsm_decode *gsm;       /* NULL: dense attention */
     struct gsmrt_gsm_calib *calib;      /* the session's calibration (calibration_path), or NULL; owned */
     uint32_t n_ctx, n_batch;
+    enum gsmrt_kv_type kv_type;         /* the cache's storage type (session params' cache_type) */
     struct gsmrt_tokens past;           /* tokens whose rows are in the cache, in order */
     float *logits;                      /* [n_vocab] after the last evaluated token */
     struct chat_msg *msgs;

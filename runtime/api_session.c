@@ -97,7 +97,7 @@ static gsmrt_status gsm_cache(gsmrt_session *s, const struct gsmrt_gsm_config *c
 {
     gsmrt_context *ctx = ctx_of(s);
     const struct gsmrt_hparams *hp = &s->model->hp;
-    if (!cfg) return gsmrt_kv_cache_create(ctx->dev, hp, s->n_ctx, 32, 0, 0, &s->kv, err);
+    if (!cfg) return gsmrt_kv_cache_create(ctx->dev, hp, s->n_ctx, 32, 0, 0, s->kv_type, &s->kv, err);
     bool uma = ctx->dev->caps.unified_memory;
     bool swap = gsmrt_gsm_config_low_freq(cfg, uma) == GSMRT_GSM_LOW_FREQ_SWAP;
     const char *note = gsmrt_gsm_config_low_freq_note(cfg, uma);
@@ -105,7 +105,8 @@ static gsmrt_status gsm_cache(gsmrt_session *s, const struct gsmrt_gsm_config *c
     const struct gsmrt_gsm_calib *calib = s->calib;
     uint32_t n_hot, n_cold;
     gsmrt_gsm_decode_kv_slots(cfg, calib, swap, s->n_ctx, s->n_batch, &n_hot, &n_cold);
-    gsmrt_status st = gsmrt_kv_cache_create(ctx->dev, hp, s->n_ctx, cfg->page_size, n_hot, n_cold, &s->kv, err);
+    gsmrt_status st =
+        gsmrt_kv_cache_create(ctx->dev, hp, s->n_ctx, cfg->page_size, n_hot, n_cold, s->kv_type, &s->kv, err);
     if (st == GSMRT_OK)
         st = gsmrt_gsm_decode_create(ctx->dev, hp, s->kv, cfg, swap && n_cold > 0, calib, &s->gsm, err);
     return st;
@@ -120,6 +121,12 @@ gsmrt_status gsmrt_session_create(gsmrt_model *model, const gsmrt_session_params
     gsmrt_session_params_init(&p, sizeof p);
     if (params) memcpy(&p, params, params->struct_size < sizeof p ? params->struct_size : sizeof p);
     gsmrt_context *ctx = model->ctx;
+    if (p.cache_type != GSMRT_CACHE_DEFAULT && p.cache_type != GSMRT_CACHE_F16 && p.cache_type != GSMRT_CACHE_F32)
+        return gsmrt_api_fail(ctx, &err,
+                              gsmrt_err_set(&err, GSMRT_E_INVALID_ARGUMENT,
+                                            "session cache_type %d: GSMRT_CACHE_F16 or GSMRT_CACHE_F32 (or 0, the "
+                                            "default F16)",
+                                            (int)p.cache_type));
     uint32_t n_ctx = p.n_ctx ? p.n_ctx : (model->hp.n_ctx_train < 4096 ? model->hp.n_ctx_train : 4096);
     uint32_t n_batch = p.n_batch ? p.n_batch : 256;
     if (n_ctx > GSMRT_SESSION_MAX_CTX || n_batch > GSMRT_SESSION_MAX_CTX)
@@ -134,6 +141,7 @@ gsmrt_status gsmrt_session_create(gsmrt_model *model, const gsmrt_session_params
     model->n_sessions++;
     s->n_ctx = n_ctx;
     s->n_batch = n_batch;
+    s->kv_type = p.cache_type == GSMRT_CACHE_F32 ? GSMRT_KV_F32 : GSMRT_KV_F16;
     atomic_init(&s->cancel, false);
     struct gsmrt_gsm_config gcfg;
     bool gsm_on = false;

@@ -6,7 +6,7 @@
 // not selected keep l = 0 (written by the exact part's empty splits).
 //   binding 0  QA    readonly   float [n_tok][n_heads][KV_LORA]   (token q_tok0 is the query)
 //   binding 1  QR    readonly   float [n_tok][q_stride]   q_pe of head h at h*q_head + q_off
-//   binding 2  KV    readonly   float [n_slots * PAGE_SIZE][KV_LORA + ROPE_DIM]   the hot pool
+//   binding 2  KV    readonly   [n_slots * PAGE_SIZE][KV_LORA + ROPE_DIM]   the hot pool, F32 or F16
 //   binding 3  SEL   readonly   uint [n_heads][n_cold]   selected pages (indices into COLD), in order
 //   binding 4  INFO  readonly   float [n_heads][4]   count of selected pages at [4h]
 //   binding 5  OUT   writeonly  float [n_heads][n_splits_total][2 + KV_LORA]
@@ -14,7 +14,8 @@
 //   binding 7  COLD  readonly   uint [n_cold][4]   (entry, rows, logical page, force mask)
 //   push       n_heads, n_cold, split_base (first cold slot), n_splits_total, q_head, q_off, scale,
 //              q_stride, q_tok0
-//   spec       0: WG_SIZE (>= PAGE_SIZE, power of two), 1: KV_LORA, 2: ROPE_DIM, 3: PAGE_SIZE
+//   spec       0: WG_SIZE (>= PAGE_SIZE, power of two), 1: KV_LORA, 2: ROPE_DIM, 3: PAGE_SIZE,
+//              4: KV_F16 (cache rows in F16)
 //   dispatch   (n_cold, n_heads, 1)
 //   reference  tests/ref/ref.c ref_attn_mla() over the selected pages
 #version 450
@@ -27,15 +28,16 @@ layout(constant_id = 3) const uint PAGE_SIZE = 32;
 layout(local_size_x_id = 0) in;
 
 #include "reduce.glsl"
+#define KV_F16_ID 4
+#define KV_BINDING 2
+#define KVC_BINDING 6
 #include "kv_tier.glsl"
 
 layout(set = 0, binding = 0, std430) readonly buffer QA { float qa[]; };
 layout(set = 0, binding = 1, std430) readonly buffer QR { float qr[]; };
-layout(set = 0, binding = 2, std430) readonly buffer KV { float kv[]; };
 layout(set = 0, binding = 3, std430) readonly buffer Sel { uint sel[]; };
 layout(set = 0, binding = 4, std430) readonly buffer Info { float info[]; };
 layout(set = 0, binding = 5, std430) writeonly buffer Out { float o[]; };
-layout(set = 0, binding = 6, std430) readonly buffer KVC { float kvc[]; };
 layout(set = 0, binding = 7, std430) readonly buffer Cold { uint cold_list[]; };
 layout(push_constant) uniform Push {
     uint n_heads; uint n_cold; uint split_base; uint n_splits_total; uint q_head; uint q_off; float scale;
@@ -60,7 +62,7 @@ void main()
     float s = -3.0e38;
     if (lid < PAGE_SIZE) {
         float d = 0.0;
-        for (uint j = 0; j < ROW; j++) d += sh_q[j] * KV_AT(cold, rb + lid * ROW + j);
+        for (uint j = 0; j < ROW; j++) d += sh_q[j] * kv_load(cold, rb + lid * ROW + j);
         s = d * pc.scale;
     }
     float m = wg_max(s);
@@ -71,9 +73,9 @@ void main()
     for (uint j = lid; j < KV_LORA; j += WG_SIZE) {
         float acc = 0.0;
         if (cold)
-            for (uint r = 0; r < PAGE_SIZE; r++) acc += sh_e[r] * kvc[rb + r * ROW + j];
+            for (uint r = 0; r < PAGE_SIZE; r++) acc += sh_e[r] * kv_load(true, rb + r * ROW + j);
         else
-            for (uint r = 0; r < PAGE_SIZE; r++) acc += sh_e[r] * kv[rb + r * ROW + j];
+            for (uint r = 0; r < PAGE_SIZE; r++) acc += sh_e[r] * kv_load(false, rb + r * ROW + j);
         o[ob + 2 + j] = acc;
     }
     if (lid == 0) {

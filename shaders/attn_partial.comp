@@ -9,7 +9,8 @@
 // arithmetic is shifts: integer division is scalarised on CPU devices.
 //   binding 0  QA     readonly   float [n_tok][n_heads][KV_LORA]   absorbed queries
 //   binding 1  QR     readonly   float [n_tok][q_stride]   roped q_pe at h*q_head + q_off
-//   binding 2  KV     readonly   float [n_slots * page_size][KV_LORA + ROPE_DIM]   hot pool
+//   binding 2  KV     readonly   [n_slots * page_size][KV_LORA + ROPE_DIM]   hot pool, F32 or F16
+//                                (include/kv_tier.glsl)
 //   binding 3  PAGES  readonly   uint [n_pages]   entry of each logical page (include/kv_tier.glsl)
 //   binding 4  POS    readonly   int [n_tok]   query positions (keys 0..pos attend)
 //   binding 5  OUT    writeonly  float [n_tok][n_heads][n_splits][2 + KV_LORA]
@@ -18,7 +19,7 @@
 //              q_tok0 (first token of QA/QR), io_tok0 (first token of POS/OUT): one sequence's
 //              tokens inside a batch
 //   spec       0: WG_SIZE (power of two), 1: SPLIT_LEN keys per split (a multiple of PAGE_SIZE),
-//              2: KV_LORA, 3: ROPE_DIM, 4: PAGE_SIZE (power of two)
+//              2: KV_LORA, 3: ROPE_DIM, 4: PAGE_SIZE (power of two), 5: KV_F16 (cache rows in F16)
 //   dispatch   (n_splits, n_heads, n_tok)
 //   reference  tests/ref/ref.c ref_attn_mla()
 #version 450
@@ -36,15 +37,16 @@ layout(local_size_x_id = 0) in;
 
 #include "common.glsl"
 #include "reduce.glsl"
+#define KV_F16_ID 5
+#define KV_BINDING 2
+#define KVC_BINDING 6
 #include "kv_tier.glsl"
 
 layout(set = 0, binding = 0, std430) readonly buffer QA { float qa[]; };
 layout(set = 0, binding = 1, std430) readonly buffer QR { float qr[]; };
-layout(set = 0, binding = 2, std430) readonly buffer KV { float kv[]; };
 layout(set = 0, binding = 3, std430) readonly buffer Pages { uint pages[]; };
 layout(set = 0, binding = 4, std430) readonly buffer Pos { int pos[]; };
 layout(set = 0, binding = 5, std430) writeonly buffer Out { float o[]; };
-layout(set = 0, binding = 6, std430) readonly buffer KVC { float kvc[]; };
 layout(push_constant) uniform Push {
     uint n_heads; uint q_stride; uint q_head; uint q_off; uint page_size; uint n_splits; float scale;
     uint q_tok0; uint io_tok0;
@@ -73,7 +75,7 @@ void main()
         uint rb = (entry_slot(e) * PAGE_SIZE + p % PAGE_SIZE) * ROW;
         bool cold = entry_cold(e);
         float d = 0.0;
-        for (uint j = 0; j < ROW; j++) d += sh_q[j] * KV_AT(cold, rb + j);
+        for (uint j = 0; j < ROW; j++) d += sh_q[j] * kv_load(cold, rb + j);
         d *= pc.scale;
         sh_s[i] = d;
         m = max(m, d);
@@ -96,9 +98,9 @@ void main()
             uint rb = entry_slot(e) * PAGE_SIZE * ROW + j;
             uint n = min(PAGE_SIZE, len - i0);
             if (entry_cold(e))
-                for (uint r = 0; r < n; r++) acc += sh_s[i0 + r] * kvc[rb + r * ROW];
+                for (uint r = 0; r < n; r++) acc += sh_s[i0 + r] * kv_load(true, rb + r * ROW);
             else
-                for (uint r = 0; r < n; r++) acc += sh_s[i0 + r] * kv[rb + r * ROW];
+                for (uint r = 0; r < n; r++) acc += sh_s[i0 + r] * kv_load(false, rb + r * ROW);
         }
         o[ob + 2 + j] = acc;
     }

@@ -7,7 +7,7 @@
 // and sum serially, which suits CPU devices and is cheap for SPLIT_LEN keys.
 //   binding 0  QA     readonly   float [n_tok][n_heads][KV_LORA]
 //   binding 1  QR     readonly   float [n_tok][q_stride]   roped q_pe at h*q_head + q_off
-//   binding 2  KV     readonly   float [n_slots * PAGE_SIZE][KV_LORA + ROPE_DIM]
+//   binding 2  KV     readonly   [n_slots * PAGE_SIZE][KV_LORA + ROPE_DIM], F32 or F16 (include/kv_tier.glsl)
 //   binding 3  PAGES  readonly   uint [n_pages]   entries (include/kv_tier.glsl)
 //   binding 4  POS    readonly   int [n_tok]   (keys 0..pos[t] attend)
 //   binding 5  OUT    writeonly  float [n_tok][n_heads][n_splits][2 + KV_LORA]
@@ -15,7 +15,8 @@
 //   push       n_heads, q_stride, q_head, q_off, n_tok, n_splits, scale, tok0 (first token of the
 //              sequence in every token-indexed buffer: one sequence inside a batch)
 //   spec       0: WG_SIZE, 1: SPLIT_LEN (multiple of PAGE_SIZE), 2: KV_LORA, 3: ROPE_DIM,
-//              4: PAGE_SIZE (power of two), 5: QB queries per workgroup (<= WG_SIZE)
+//              4: PAGE_SIZE (power of two), 5: QB queries per workgroup (<= WG_SIZE),
+//              6: KV_F16 (cache rows in F16)
 //   dispatch   (n_splits, n_heads, ceil(n_tok / QB))
 //   reference  tests/ref/ref.c ref_attn_mla()
 #version 450
@@ -29,15 +30,16 @@ layout(constant_id = 4) const uint PAGE_SIZE = 32;
 layout(constant_id = 5) const uint QB = 8;
 layout(local_size_x_id = 0) in;
 
+#define KV_F16_ID 6
+#define KV_BINDING 2
+#define KVC_BINDING 6
 #include "kv_tier.glsl"
 
 layout(set = 0, binding = 0, std430) readonly buffer QA { float qa[]; };
 layout(set = 0, binding = 1, std430) readonly buffer QR { float qr[]; };
-layout(set = 0, binding = 2, std430) readonly buffer KV { float kv[]; };
 layout(set = 0, binding = 3, std430) readonly buffer Pages { uint pages[]; };
 layout(set = 0, binding = 4, std430) readonly buffer Pos { int pos[]; };
 layout(set = 0, binding = 5, std430) writeonly buffer Out { float o[]; };
-layout(set = 0, binding = 6, std430) readonly buffer KVC { float kvc[]; };
 layout(push_constant) uniform Push {
     uint n_heads; uint q_stride; uint q_head; uint q_off; uint n_tok; uint n_splits; float scale; uint tok0;
 } pc;
@@ -78,7 +80,7 @@ void main()
         float d[QB];
         for (uint q = 0; q < QB; q++) d[q] = 0.0;
         for (uint j = 0; j < ROW; j++) {
-            float k = KV_AT(cold, rb + j);
+            float k = kv_load(cold, rb + j);
             for (uint q = 0; q < QB; q++) d[q] += sh_q[q][j] * k;
         }
         for (uint q = 0; q < QB; q++) sh_s[q][i] = d[q] * pc.scale;
@@ -110,9 +112,9 @@ void main()
             uint rb = entry_slot(pe) * PAGE_SIZE * ROW + j;
             uint cnt = min(PAGE_SIZE, n - i0);
             if (entry_cold(pe))
-                for (uint r = 0; r < cnt; r++) acc += sh_s[q][i0 + r] * kvc[rb + r * ROW];
+                for (uint r = 0; r < cnt; r++) acc += sh_s[q][i0 + r] * kv_load(true, rb + r * ROW);
             else
-                for (uint r = 0; r < cnt; r++) acc += sh_s[q][i0 + r] * kv[rb + r * ROW];
+                for (uint r = 0; r < cnt; r++) acc += sh_s[q][i0 + r] * kv_load(false, rb + r * ROW);
         }
         o[(((t0 + q) * pc.n_heads + h) * pc.n_splits + s) * (2 + KV_LORA) + 2 + j] = acc;
     }

@@ -13,7 +13,7 @@
 // are recomputed in the second pass (any context length works).
 //   binding 0  QA     readonly   float [n_tok][n_heads][KV_LORA]   absorbed queries
 //   binding 1  QR     readonly   float [n_tok][q_stride]   roped q_pe at h*q_head + q_off
-//   binding 2  KV     readonly   float [n_slots * PAGE_SIZE][KV_LORA + ROPE_DIM]
+//   binding 2  KV     readonly   [n_slots * PAGE_SIZE][KV_LORA + ROPE_DIM], F32 or F16 (include/kv_tier.glsl)
 //   binding 3  PAGES  readonly   uint [n_pages]   slot of each logical page
 //   binding 4  POS    readonly   int [n_tok]   query positions (keys 0..pos attend)
 //   binding 5  EDGES  readonly   uint [n_bands]   band edges, edges[0] = 0, increasing
@@ -21,11 +21,12 @@
 //   push       n_heads, q_stride, q_head, q_off, n_bands (1..16), sink_tokens, scale, tok0 (the first
 //              token of the sequence in every token-indexed buffer: one sequence inside a batch)
 //   spec       0: WG_SIZE (power of two), 1: KV_LORA, 2: ROPE_DIM, 3: PAGE_SIZE (power of two),
-//              4: MAX_KEYS scores kept in shared memory
+//              4: MAX_KEYS scores kept in shared memory, 5: KV_F16 (cache rows in F16)
 //   dispatch   (n_heads, n_tok, 1): one workgroup per (head, token tok0 + y)
 //   The page table entries must be hot slots (a dense cache: calibration runs dense).
 //   reference  tests/ref/ref.c ref_attn_stats()
 #version 450
+#extension GL_GOOGLE_include_directive : require
 
 layout(constant_id = 0) const uint WG_SIZE = 64;
 layout(constant_id = 1) const uint KV_LORA = 64;
@@ -39,7 +40,9 @@ const uint ROW = KV_LORA + ROPE_DIM;
 
 layout(set = 0, binding = 0, std430) readonly buffer QA { float qa[]; };
 layout(set = 0, binding = 1, std430) readonly buffer QR { float qr[]; };
-layout(set = 0, binding = 2, std430) readonly buffer KV { float kv[]; };
+#define KV_F16_ID 5
+#define KV_BINDING 2
+#include "kv_tier.glsl"
 layout(set = 0, binding = 3, std430) readonly buffer Pages { uint pages[]; };
 layout(set = 0, binding = 4, std430) readonly buffer Pos { int pos[]; };
 layout(set = 0, binding = 5, std430) readonly buffer Edges { uint edges[]; };
@@ -58,7 +61,7 @@ float score(uint p)
 {
     uint rb = (pages[p / PAGE_SIZE] * PAGE_SIZE + p % PAGE_SIZE) * ROW;
     float d = 0.0;
-    for (uint j = 0; j < ROW; j++) d += sh_q[j] * kv[rb + j];
+    for (uint j = 0; j < ROW; j++) d += sh_q[j] * kv_load(false, rb + j);
     return d * pc.scale;
 }
 

@@ -4,15 +4,16 @@
 #include "kernels/kernels_push.h"
 
 gsmrt_status gsmrt_k_page_summary(struct gsmrt_vk_rec *rec, const struct gsmrt_vk_range *kv,
-                                  const struct gsmrt_vk_range *list, const struct gsmrt_vk_range *sum,
+                                  enum gsmrt_kv_type kv_type, const struct gsmrt_vk_range *list, const struct gsmrt_vk_range *sum,
                                   uint32_t n_list, uint32_t row, uint32_t page_size, struct gsmrt_err *err)
 {
     if (n_list == 0 || row == 0 || page_size == 0)
         return gsmrt_err_set(err, GSMRT_E_INVALID_ARGUMENT, "page_summary: %u pages of %u rows of %u", n_list,
                              page_size, row);
     uint32_t wg = GSMRT_K_ELEMENTWISE_WG;
+    const uint32_t spec[2] = {wg, kv_type == GSMRT_KV_F16};
     struct gsmrt_vk_pipeline *pipe;
-    gsmrt_status st = gsmrt_k_pipeline(rec, GSMRT_KERNEL_PAGE_SUMMARY, &wg, 1, &pipe, err);
+    gsmrt_status st = gsmrt_k_pipeline(rec, GSMRT_KERNEL_PAGE_SUMMARY, spec, 2, &pipe, err);
     if (st != GSMRT_OK) return st;
     struct gsmrt_pc_page_summary pc = {n_list, row, page_size};
     struct gsmrt_vk_range b[3] = {*kv, *list, *sum};
@@ -59,8 +60,9 @@ static gsmrt_status record_gated(struct gsmrt_vk_rec *rec, const struct gsmrt_k_
     st = gsmrt_vk_rec_dispatch(rec, pipe, bs, 6, &ps, sizeof ps, p->n_heads, 1, 1, "gate_select", err);
     if (st != GSMRT_OK) return st;
     gsmrt_vk_rec_barrier(rec);
-    const uint32_t spec_c[4] = {GSMRT_K_ELEMENTWISE_WG, p->kv_lora, p->rope_dim, p->page_size};
-    st = gsmrt_k_pipeline(rec, GSMRT_KERNEL_ATTN_COLD, spec_c, 4, &pipe, err);
+    const uint32_t spec_c[5] = {GSMRT_K_ELEMENTWISE_WG, p->kv_lora, p->rope_dim, p->page_size,
+                                p->kv_type == GSMRT_KV_F16};
+    st = gsmrt_k_pipeline(rec, GSMRT_KERNEL_ATTN_COLD, spec_c, 5, &pipe, err);
     if (st != GSMRT_OK) return st;
     struct gsmrt_pc_attn_cold pc = {p->n_heads, p->n_cold, n_exact,    n_total,
                                     p->q_head,  p->q_off,  p->scale,   p->q_stride, p->q_tok0};
@@ -101,10 +103,10 @@ gsmrt_status gsmrt_k_attn_gsm(struct gsmrt_vk_rec *rec, const struct gsmrt_k_att
     gsmrt_status st;
     /* 1. the exact part, over as many splits as there are slots: the splits
      *    past the active keys come out empty (l = 0) for the gated pages */
-    const uint32_t spec_a[5] = {gsmrt_k_reduce_wg_size(dev), GSMRT_K_ATTN_SPLIT, p->kv_lora, p->rope_dim,
-                                p->page_size};
+    const uint32_t spec_a[6] = {gsmrt_k_reduce_wg_size(dev), GSMRT_K_ATTN_SPLIT, p->kv_lora, p->rope_dim,
+                                p->page_size, p->kv_type == GSMRT_KV_F16};
     st = gsmrt_k_pipeline(rec, gsmrt_k_use_subgroups(dev) ? GSMRT_KERNEL_ATTN_PARTIAL : GSMRT_KERNEL_ATTN_PARTIAL_NOSG,
-                          spec_a, 5, &pipe, err);
+                          spec_a, 6, &pipe, err);
     if (st != GSMRT_OK) return st;
     struct gsmrt_pc_attn_partial pa = {p->n_heads, p->q_stride, p->q_head, p->q_off, p->page_size,
                                        n_total,    p->scale,    p->q_tok0, 0};

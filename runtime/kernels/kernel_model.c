@@ -129,6 +129,16 @@ gsmrt_status gsmrt_k_moe_combine(struct gsmrt_vk_rec *rec, const struct gsmrt_vk
                                  err);
 }
 
+uint32_t gsmrt_kv_type_bytes(enum gsmrt_kv_type type)
+{
+    return type == GSMRT_KV_F16 ? 2 : 4;
+}
+
+const char *gsmrt_kv_type_name(enum gsmrt_kv_type type)
+{
+    return type == GSMRT_KV_F16 ? "f16" : "f32";
+}
+
 uint32_t gsmrt_k_attn_splits(uint32_t n_keys)
 {
     return n_keys == 0 ? 1 : (n_keys + GSMRT_K_ATTN_SPLIT - 1) / GSMRT_K_ATTN_SPLIT;
@@ -155,9 +165,9 @@ gsmrt_status gsmrt_k_attn_mla(struct gsmrt_vk_rec *rec, const struct gsmrt_k_att
     gsmrt_status st;
     if (p->n_tok > 1) {
         /* several queries: each key row is loaded once for a block of them */
-        const uint32_t spec[6] = {GSMRT_K_ELEMENTWISE_WG, GSMRT_K_ATTN_SPLIT, p->kv_lora, p->rope_dim, p->page_size,
-                                  GSMRT_K_ATTN_QUERY_BLOCK};
-        st = gsmrt_k_pipeline(rec, GSMRT_KERNEL_ATTN_PREFILL, spec, 6, &pipe, err);
+        const uint32_t spec[7] = {GSMRT_K_ELEMENTWISE_WG, GSMRT_K_ATTN_SPLIT, p->kv_lora, p->rope_dim, p->page_size,
+                                  GSMRT_K_ATTN_QUERY_BLOCK, p->kv_type == GSMRT_KV_F16};
+        st = gsmrt_k_pipeline(rec, GSMRT_KERNEL_ATTN_PREFILL, spec, 7, &pipe, err);
         if (st != GSMRT_OK) return st;
         struct gsmrt_pc_attn_prefill pc = {p->n_heads, p->q_stride, p->q_head, p->q_off, p->n_tok, n_splits, p->scale,
                                            p->tok0};
@@ -165,11 +175,11 @@ gsmrt_status gsmrt_k_attn_mla(struct gsmrt_vk_rec *rec, const struct gsmrt_k_att
                                    (p->n_tok + GSMRT_K_ATTN_QUERY_BLOCK - 1) / GSMRT_K_ATTN_QUERY_BLOCK,
                                    "attn_prefill", err);
     } else {
-        const uint32_t spec[5] = {gsmrt_k_reduce_wg_size(rec->dev), GSMRT_K_ATTN_SPLIT, p->kv_lora, p->rope_dim,
-                                  p->page_size};
+        const uint32_t spec[6] = {gsmrt_k_reduce_wg_size(rec->dev), GSMRT_K_ATTN_SPLIT, p->kv_lora, p->rope_dim,
+                                  p->page_size, p->kv_type == GSMRT_KV_F16};
         st = gsmrt_k_pipeline(
             rec, gsmrt_k_use_subgroups(rec->dev) ? GSMRT_KERNEL_ATTN_PARTIAL : GSMRT_KERNEL_ATTN_PARTIAL_NOSG, spec,
-            5, &pipe, err);
+            6, &pipe, err);
         if (st != GSMRT_OK) return st;
         struct gsmrt_pc_attn_partial pc = {p->n_heads, p->q_stride, p->q_head, p->q_off, p->page_size, n_splits,
                                            p->scale,   p->tok0,     p->tok0};
@@ -190,14 +200,21 @@ gsmrt_status gsmrt_k_attn_mla(struct gsmrt_vk_rec *rec, const struct gsmrt_k_att
 
 gsmrt_status gsmrt_k_kv_store(struct gsmrt_vk_rec *rec, const struct gsmrt_vk_range *src,
                               const struct gsmrt_vk_range *pages, const struct gsmrt_vk_range *pos,
-                              const struct gsmrt_vk_range *kv, uint32_t n_tok, uint32_t tok0, uint32_t width,
-                              uint32_t src_stride, uint32_t page_size, struct gsmrt_err *err)
+                              const struct gsmrt_vk_range *kv, enum gsmrt_kv_type kv_type, uint32_t n_tok,
+                              uint32_t tok0, uint32_t width, uint32_t src_stride, uint32_t page_size,
+                              struct gsmrt_err *err)
 {
-    uint32_t wg = GSMRT_K_ELEMENTWISE_WG;
+    bool f16 = kv_type == GSMRT_KV_F16;
+    if (f16 && width % 2)   /* an invocation writes one word: two halves of one row */
+        return gsmrt_err_set(err, GSMRT_E_INVALID_ARGUMENT, "kv_store: an F16 cache needs rows of an even width, not %u",
+                             width);
+    const uint32_t spec[2] = {GSMRT_K_ELEMENTWISE_WG, f16};
     struct gsmrt_vk_pipeline *pipe;
-    gsmrt_status st = gsmrt_k_pipeline(rec, GSMRT_KERNEL_KV_STORE, &wg, 1, &pipe, err);
+    gsmrt_status st = gsmrt_k_pipeline(rec, GSMRT_KERNEL_KV_STORE, spec, 2, &pipe, err);
     if (st != GSMRT_OK) return st;
     struct gsmrt_pc_kv_store pc = {n_tok, width, src_stride, page_size, tok0};
     struct gsmrt_vk_range b[4] = {*src, *pages, *pos, *kv};
-    return gsmrt_vk_rec_dispatch(rec, pipe, b, 4, &pc, sizeof pc, (width + wg - 1) / wg, n_tok, 1, "kv_store", err);
+    uint32_t words = f16 ? width / 2 : width;
+    return gsmrt_vk_rec_dispatch(rec, pipe, b, 4, &pc, sizeof pc, (words + spec[0] - 1) / spec[0], n_tok, 1,
+                                 "kv_store", err);
 }

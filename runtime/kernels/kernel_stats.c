@@ -25,10 +25,10 @@ gsmrt_status gsmrt_k_attn_stats(struct gsmrt_vk_rec *rec, const struct gsmrt_k_a
     if (p->n_tok > dev->caps.max_workgroup_count[1] || p->n_heads > dev->caps.max_workgroup_count[0])
         return gsmrt_err_set(err, GSMRT_E_UNSUPPORTED, "attn_stats: %u tokens x %u heads exceed the workgroup grid",
                              p->n_tok, p->n_heads);
-    const uint32_t spec[5] = {GSMRT_K_ELEMENTWISE_WG, p->kv_lora, p->rope_dim, p->page_size,
-                              GSMRT_K_ATTN_STATS_MAX_KEYS};
+    const uint32_t spec[6] = {GSMRT_K_ELEMENTWISE_WG, p->kv_lora, p->rope_dim, p->page_size,
+                              GSMRT_K_ATTN_STATS_MAX_KEYS, p->kv_type == GSMRT_KV_F16};
     struct gsmrt_vk_pipeline *pipe;
-    gsmrt_status st = gsmrt_k_pipeline(rec, GSMRT_KERNEL_ATTN_STATS, spec, 5, &pipe, err);
+    gsmrt_status st = gsmrt_k_pipeline(rec, GSMRT_KERNEL_ATTN_STATS, spec, 6, &pipe, err);
     if (st != GSMRT_OK) return st;
     struct gsmrt_pc_attn_stats pc = {p->n_heads, p->q_stride, p->q_head, p->q_off, p->n_bands, p->sink_tokens,
                                      p->scale, p->tok0};

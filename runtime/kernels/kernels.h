@@ -148,6 +148,18 @@ gsmrt_status gsmrt_k_moe_combine(struct gsmrt_vk_rec *rec, const struct gsmrt_vk
                                  uint32_t n_tok, uint32_t n_used, uint32_t width,
                                  struct gsmrt_err *err);
 
+/* Storage type of cached KV rows (shaders/include/kv_tier.glsl): F32 keeps
+ * the floats as computed, F16 rounds each to the nearest half (ties to even)
+ * when kv_store writes it and packs two per 32-bit word. Every kernel that
+ * reads the pools takes the type. */
+enum gsmrt_kv_type {
+    GSMRT_KV_F32 = 0,
+    GSMRT_KV_F16 = 1,
+};
+/* Bytes one cached value takes: 4 (F32) or 2 (F16). */
+uint32_t gsmrt_kv_type_bytes(enum gsmrt_kv_type type);
+const char *gsmrt_kv_type_name(enum gsmrt_kv_type type);
+
 /* Keys per split of the attention kernel; the partial buffer holds
  * n_tok * n_heads * gsmrt_k_attn_splits(n_keys) * (2 + kv_lora) floats. */
 #define GSMRT_K_ATTN_SPLIT 256
@@ -170,6 +182,7 @@ struct gsmrt_k_attn {
     float scale;
     uint32_t tok0;                      /* first token of the sequence in the batch */
     uint32_t n_splits;                  /* splits per token in partial; 0: from n_keys */
+    enum gsmrt_kv_type kv_type;         /* the pools' storage type */
 };
 gsmrt_status gsmrt_k_attn_mla(struct gsmrt_vk_rec *rec, const struct gsmrt_k_attn *p,
                               const struct gsmrt_vk_range *qa, const struct gsmrt_vk_range *qr,
@@ -179,12 +192,14 @@ gsmrt_status gsmrt_k_attn_mla(struct gsmrt_vk_rec *rec, const struct gsmrt_k_att
                               struct gsmrt_err *err);
 
 /* Writes src rows (first `width` floats of rows src_stride apart) of tokens
- * tok0 .. tok0 + n_tok - 1 into the paged cache at their positions. The
- * pages written are HOT (the tier bit of their entries is ignored). */
+ * tok0 .. tok0 + n_tok - 1 into the paged cache at their positions, in the
+ * pool's storage type (F16: width must be even). The pages written are HOT
+ * (the tier bit of their entries is ignored). */
 gsmrt_status gsmrt_k_kv_store(struct gsmrt_vk_rec *rec, const struct gsmrt_vk_range *src,
                               const struct gsmrt_vk_range *pages, const struct gsmrt_vk_range *pos,
-                              const struct gsmrt_vk_range *kv, uint32_t n_tok, uint32_t tok0, uint32_t width,
-                              uint32_t src_stride, uint32_t page_size, struct gsmrt_err *err);
+                              const struct gsmrt_vk_range *kv, enum gsmrt_kv_type kv_type, uint32_t n_tok,
+                              uint32_t tok0, uint32_t width, uint32_t src_stride, uint32_t page_size,
+                              struct gsmrt_err *err);
 
 /* ---- GSM kernels (kernel_gsm.c) ------------------------------------------- */
 
@@ -192,7 +207,7 @@ gsmrt_status gsmrt_k_kv_store(struct gsmrt_vk_rec *rec, const struct gsmrt_vk_ra
  * channel min and max of the page's first `rows` rows (a HOT page of kv)
  * into sum [index][2][row] (summaries are kept by logical page). */
 gsmrt_status gsmrt_k_page_summary(struct gsmrt_vk_rec *rec, const struct gsmrt_vk_range *kv,
-                                  const struct gsmrt_vk_range *list, const struct gsmrt_vk_range *sum,
+                                  enum gsmrt_kv_type kv_type, const struct gsmrt_vk_range *list, const struct gsmrt_vk_range *sum,
                                   uint32_t n_list, uint32_t row, uint32_t page_size, struct gsmrt_err *err);
 
 /* Upper bounds ub [n_heads][n_pages] on each head's best score over each
@@ -235,6 +250,7 @@ struct gsmrt_k_attn_gsm {
     uint32_t n_active_keys;             /* rows in the active pages */
     uint32_t n_cold;                    /* listed pages */
     float scale;
+    enum gsmrt_kv_type kv_type;         /* the pools' storage type */
 };
 struct gsmrt_k_attn_gsm_bufs {
     struct gsmrt_vk_range qa, qr;                    /* queries */
@@ -265,6 +281,7 @@ struct gsmrt_k_attn_stats {
     uint32_t n_bands, sink_tokens;
     float scale;
     uint32_t tok0;
+    enum gsmrt_kv_type kv_type;         /* the pool's storage type */
 };
 gsmrt_status gsmrt_k_attn_stats(struct gsmrt_vk_rec *rec, const struct gsmrt_k_attn_stats *p,
                                 const struct gsmrt_vk_range *qa, const struct gsmrt_vk_range *qr,

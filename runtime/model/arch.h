@@ -47,7 +47,7 @@ enum gsmrt_kv_role {
 
 struct gsmrt_kv_stream {
     enum gsmrt_kv_role role;
-    uint32_t row_floats;   /* fp32 values per row */
+    uint32_t row_floats;   /* values per row (stored as the cache's type, F16 or F32) */
     uint32_t ratio;        /* positions per row (1: a row per position; r: a row per r positions) */
     uint32_t ring_rows;    /* 0: rows for the whole context; n: a ring of the last n rows */
     bool tiered;           /* GSM may keep its pages in the cold tier */

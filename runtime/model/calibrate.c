@@ -88,7 +88,8 @@ gsmrt_status gsmrt_attn_stats_record(struct gsmrt_forward *f, const struct gsmrt
                                        .n_bands = s->n_bands,
                                        .sink_tokens = s->sink_tokens,
                                        .scale = hp->kq_scale,
-                                       .tok0 = q->tok0};
+                                       .tok0 = q->tok0,
+                                       .kv_type = q->kv->type};
         if (st == GSMRT_OK) st = gsmrt_k_attn_stats(f->rec, &p, qa, qr, &hot, &table, pos, &edges, &out, err);
     }
     return st;
@@ -149,7 +150,9 @@ gsmrt_status gsmrt_calib_run(struct gsmrt_dmodel *dm, const int32_t *tokens, siz
     if (st != GSMRT_OK) goto done;
     c->page_size = p->page_size;
     memcpy(c->band_edges, edges, sizeof edges[0] * n_bands);
-    st = gsmrt_kv_cache_create(dev, hp, p->n_ctx, p->page_size, 0, 0, &kv, err);   /* dense */
+    /* dense, in the type sessions cache in by default: the statistics are of
+     * the attention decoding will run */
+    st = gsmrt_kv_cache_create(dev, hp, p->n_ctx, p->page_size, 0, 0, GSMRT_KV_F16, &kv, err);
     if (st == GSMRT_OK) st = gsmrt_forward_create(dm, n_batch, p->n_ctx, &f, err);
     if (st == GSMRT_OK) st = gsmrt_attn_stats_sink_create(dev, hp, n_batch, edges, n_bands, p->sink_tokens, &sink, err);
     if (st != GSMRT_OK) goto done;

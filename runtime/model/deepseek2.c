@@ -203,8 +203,8 @@ static gsmrt_status cache_attention(struct gsmrt_forward *f, const struct gsmrt_
     for (uint32_t i = 0; i < n_seq; i++) {
         const struct gsmrt_seq_step *s = &seqs[i];
         TRY(gsmrt_kv_cache_bind(dev, s->kv, il, 0, &hot, &cold, &table, err));
-        TRY(gsmrt_k_kv_store(rec, &b->kv_new, &table, &b->pos, &hot, s->n_tok, s->tok0, ROW, ROW, s->kv->page_size,
-                             err));
+        TRY(gsmrt_k_kv_store(rec, &b->kv_new, &table, &b->pos, &hot, s->kv->type, s->n_tok, s->tok0, ROW, ROW,
+                             s->kv->page_size, err));
         summaries |= s->gsm && s->gsm->n_summ;
     }
     gsmrt_vk_rec_barrier(rec);
@@ -233,7 +233,8 @@ static gsmrt_status cache_attention(struct gsmrt_forward *f, const struct gsmrt_
                                           .out_tok0 = s->tok0,
                                           .n_active_keys = 0,   /* set by GSM's plan */
                                           .n_cold = 0,
-                                          .scale = hp->kq_scale};
+                                          .scale = hp->kq_scale,
+                                          .kv_type = s->kv->type};
             TRY(gsmrt_gsm_decode_attend(s->gsm, rec, il, &gp, &b->qa_lat, &b->q, &hot, &cold, &b->o_lat, err));
         } else {
             struct gsmrt_k_attn ap = {.n_tok = s->n_tok,
@@ -247,7 +248,8 @@ static gsmrt_status cache_attention(struct gsmrt_forward *f, const struct gsmrt_
                                       .n_keys = s->pos0 + s->n_tok,
                                       .scale = hp->kq_scale,
                                       .tok0 = s->tok0,
-                                      .n_splits = n_splits};
+                                      .n_splits = n_splits,
+                                      .kv_type = s->kv->type};
             TRY(gsmrt_k_attn_mla(rec, &ap, &b->qa_lat, &b->q, &hot, &cold, &table, &b->pos, &b->partial, &b->o_lat,
                                  err));
         }

@@ -228,6 +228,8 @@ gsmrt_status gsmrt_gsm_decode_create(struct gsmrt_vk_device *dev, const struct g
     g->n_layer = hp->n_layer;
     g->n_heads = hp->n_head;
     g->row = l0->s.row_floats;
+    g->kv_type = kv->type;
+    g->row_bytes = l0->s.row_floats * gsmrt_kv_type_bytes(kv->type);
     g->page_size = kv->page_size;
     g->n_pages_max = l0->n_pages_max;
     st = create_policy(g, kv, calib, err);
@@ -414,7 +416,7 @@ static gsmrt_status record_move(struct gsmrt_gsm_decode *g, struct gsmrt_vk_rec 
                                 const struct gsmrt_kv_cache *kv, const struct gsmrt_gsm_move *m,
                                 struct gsmrt_err *err)
 {
-    VkDeviceSize bytes = (VkDeviceSize)g->page_size * g->row * 4;
+    VkDeviceSize bytes = (VkDeviceSize)g->page_size * g->row_bytes;
     const struct gsmrt_kv_line *l = gsmrt_kv_cache_line(kv, m->layer, 0);
     const struct gsmrt_vk_buf *from = m->from_tier == GSMRT_GSM_TIER_HOT ? &l->hot : &l->cold;
     const struct gsmrt_vk_buf *to = m->to_tier == GSMRT_GSM_TIER_HOT ? &l->hot : &l->cold;
@@ -450,7 +452,7 @@ gsmrt_status gsmrt_gsm_decode_summarize(struct gsmrt_gsm_decode *g, struct gsmrt
     struct gsmrt_vk_range list, sum;
     gsmrt_status st = gsmrt_vk_buf_whole(rec->dev, &g->summ_list[il], &list, err);
     if (st == GSMRT_OK) st = gsmrt_vk_buf_whole(rec->dev, &g->sums[il], &sum, err);
-    if (st == GSMRT_OK) st = gsmrt_k_page_summary(rec, hot_pool, &list, &sum, g->n_summ, g->row, g->page_size, err);
+    if (st == GSMRT_OK) st = gsmrt_k_page_summary(rec, hot_pool, g->kv_type, &list, &sum, g->n_summ, g->row, g->page_size, err);
     return st;
 }
 
@@ -484,7 +486,7 @@ static gsmrt_status observe_layer(struct gsmrt_gsm_decode *g, struct gsmrt_vk_de
                                   uint32_t *n_read, struct gsmrt_err *err)
 {
     uint32_t NP = g->n_pages_max, nc = g->n_cold, H = g->n_heads;
-    uint64_t page_bytes = (uint64_t)g->page_size * g->row * 4;
+    uint64_t page_bytes = (uint64_t)g->page_size * g->row_bytes;
     gsmrt_status st = gsmrt_vk_download(dev, &g->mass[l], 0, g->mass_host, (VkDeviceSize)3 * nc * 4, err);
     if (st == GSMRT_OK) st = gsmrt_vk_download(dev, &g->info[l], 0, g->info_host, (VkDeviceSize)H * 16, err);
     if (st != GSMRT_OK) return st;
@@ -521,8 +523,8 @@ static gsmrt_status observe_layer(struct gsmrt_gsm_decode *g, struct gsmrt_vk_de
                                 : 0;
     g->stats.pages_listed += nc;
     g->stats.pages_active += g->n_active;
-    g->stats.bytes_hot += (uint64_t)g->n_active_keys * g->row * 4;
-    g->stats.bytes_dense += ((uint64_t)g->n_active_keys + (uint64_t)nc * g->page_size) * g->row * 4;
+    g->stats.bytes_hot += (uint64_t)g->n_active_keys * g->row_bytes;
+    g->stats.bytes_dense += ((uint64_t)g->n_active_keys + (uint64_t)nc * g->page_size) * g->row_bytes;
     for (uint32_t h = 0; h < H; h++) {
         const float *in = g->info_host + 4 * h;
         uint32_t forced_or_picked = (uint32_t)in[0];
@@ -538,9 +540,9 @@ static gsmrt_status observe_layer(struct gsmrt_gsm_decode *g, struct gsmrt_vk_de
 /* A layer that ran dense in a GSM step: every page read from its tier. */
 static void count_dense_layer(struct gsmrt_gsm_decode *g, uint32_t l)
 {
-    uint64_t page_bytes = (uint64_t)g->page_size * g->row * 4, cold = 0;
+    uint64_t page_bytes = (uint64_t)g->page_size * g->row_bytes, cold = 0;
     for (uint32_t i = 0; i < g->n_cold; i++) cold += g->listed_cold[l * g->n_pages_max + i];
-    uint64_t hot = (uint64_t)g->n_active_keys * g->row * 4 + (g->n_cold - cold) * page_bytes;
+    uint64_t hot = (uint64_t)g->n_active_keys * g->row_bytes + (g->n_cold - cold) * page_bytes;
     g->stats.bytes_hot += hot;
     g->stats.bytes_cold += cold * page_bytes;
     g->stats.bytes_dense += hot + cold * page_bytes;

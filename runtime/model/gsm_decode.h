@@ -51,6 +51,8 @@ struct gsmrt_gsm_decode {
     const struct gsmrt_gsm_calib *calib;  /* the head groups in use (not owned), or NULL: one group */
     bool swap;                            /* pages move between two physical pools */
     uint32_t n_layer, n_heads, row, page_size, n_pages_max, n_groups;
+    enum gsmrt_kv_type kv_type;           /* the cache's storage type */
+    uint32_t row_bytes;                   /* bytes of one cached row (row values of kv_type) */
     uint32_t *head_group;                 /* [n_layer][n_heads] */
     struct gsmrt_gsm_group_policy *group; /* [n_layer][n_groups] (threshold: min(calibration, config)) */
     struct gsmrt_gsm_tier_policy *pol;    /* [n_layer] the widest sink/window, the largest budget */

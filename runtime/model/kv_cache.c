@@ -24,22 +24,22 @@ void gsmrt_kv_cache_destroy(struct gsmrt_vk_device *dev, struct gsmrt_kv_cache *
     gsmrt_mem_free(kv->alloc, kv);
 }
 
-static uint64_t page_bytes(const struct gsmrt_kv_cache *kv, const struct gsmrt_kv_line *l)
+uint64_t gsmrt_kv_cache_page_bytes(const struct gsmrt_kv_cache *kv, const struct gsmrt_kv_line *l)
 {
-    return (uint64_t)kv->page_size * l->s.row_floats * 4;
+    return (uint64_t)kv->page_size * l->s.row_floats * gsmrt_kv_type_bytes(kv->type);
 }
 
 uint64_t gsmrt_kv_cache_hot_bytes(const struct gsmrt_kv_cache *kv)
 {
     uint64_t sum = 0;
-    for (uint32_t i = 0; i < kv->n_lines; i++) sum += kv->lines[i].n_hot_slots * page_bytes(kv, &kv->lines[i]);
+    for (uint32_t i = 0; i < kv->n_lines; i++) sum += kv->lines[i].n_hot_slots * gsmrt_kv_cache_page_bytes(kv, &kv->lines[i]);
     return sum;
 }
 
 uint64_t gsmrt_kv_cache_cold_bytes(const struct gsmrt_kv_cache *kv)
 {
     uint64_t sum = 0;
-    for (uint32_t i = 0; i < kv->n_lines; i++) sum += kv->lines[i].n_cold_slots * page_bytes(kv, &kv->lines[i]);
+    for (uint32_t i = 0; i < kv->n_lines; i++) sum += kv->lines[i].n_cold_slots * gsmrt_kv_cache_page_bytes(kv, &kv->lines[i]);
     return sum;
 }
 
@@ -78,6 +78,11 @@ static gsmrt_status plan_lines(struct gsmrt_kv_cache *kv, const struct gsmrt_hpa
                 st = gsmrt_err_set(err, GSMRT_E_INVALID_ARGUMENT,
                                    "%s KV layout: layer %u stream %u has rows of %u floats, ratio %u (both > 0)",
                                    hp->arch->name, il, s, lay[il].stream[s].row_floats, lay[il].stream[s].ratio);
+            else if (kv->type == GSMRT_KV_F16 && lay[il].stream[s].row_floats % 2)
+                st = gsmrt_err_set(err, GSMRT_E_UNSUPPORTED,
+                                   "%s KV layout: layer %u stream %u has rows of %u floats; an F16 cache packs two "
+                                   "per word (an even width): use the f32 cache type",
+                                   hp->arch->name, il, s, lay[il].stream[s].row_floats);
         kv->line_of[il + 1] = kv->line_of[il] + lay[il].n_streams;
     }
     kv->n_lines = kv->line_of[kv->n_layer];
@@ -109,7 +114,7 @@ static gsmrt_status alloc_pools(struct gsmrt_vk_device *dev, struct gsmrt_kv_cac
     gsmrt_status st = GSMRT_OK;
     for (uint32_t i = 0; i < kv->n_lines && st == GSMRT_OK; i++) {
         struct gsmrt_kv_line *l = &kv->lines[i];
-        uint64_t hot_bytes = l->n_hot_slots * page_bytes(kv, l), cold_bytes = l->n_cold_slots * page_bytes(kv, l);
+        uint64_t hot_bytes = l->n_hot_slots * gsmrt_kv_cache_page_bytes(kv, l), cold_bytes = l->n_cold_slots * gsmrt_kv_cache_page_bytes(kv, l);
         uint64_t biggest = hot_bytes > cold_bytes ? hot_bytes : cold_bytes;
         if (biggest > dev->binding_range)
             return gsmrt_err_set(err, GSMRT_E_CONTEXT_FULL,
@@ -125,18 +130,22 @@ static gsmrt_status alloc_pools(struct gsmrt_vk_device *dev, struct gsmrt_kv_cac
 
 gsmrt_status gsmrt_kv_cache_create(struct gsmrt_vk_device *dev, const struct gsmrt_hparams *hp,
                                    uint32_t n_ctx, uint32_t page_size, uint32_t n_hot_slots,
-                                   uint32_t n_cold_slots, struct gsmrt_kv_cache **out, struct gsmrt_err *err)
+                                   uint32_t n_cold_slots, enum gsmrt_kv_type type, struct gsmrt_kv_cache **out,
+                                   struct gsmrt_err *err)
 {
     *out = NULL;
     if (n_ctx == 0 || page_size == 0 || (page_size & (page_size - 1)))
         return gsmrt_err_set(err, GSMRT_E_INVALID_ARGUMENT, "KV cache of %u positions, pages of %u (a power of two)",
                              n_ctx, page_size);
     if (!hp->arch) return gsmrt_err_set(err, GSMRT_E_INVALID_ARGUMENT, "KV cache: hyper-parameters not loaded");
+    if (type != GSMRT_KV_F32 && type != GSMRT_KV_F16)
+        return gsmrt_err_set(err, GSMRT_E_INVALID_ARGUMENT, "KV cache type %d (f32 or f16)", (int)type);
     struct gsmrt_kv_cache *kv = gsmrt_mem_calloc(dev->alloc, 1, sizeof *kv);
     if (!kv) return gsmrt_err_set(err, GSMRT_E_OUT_OF_HOST_MEMORY, "KV cache");
     kv->alloc = dev->alloc;
     kv->n_layer = hp->n_layer;
     kv->page_size = page_size;
+    kv->type = type;
     kv->n_ctx = n_ctx;
     gsmrt_status st = plan_lines(kv, hp, n_hot_slots, n_cold_slots, err);
     uint64_t table_bytes = (uint64_t)kv->n_lines * kv->table_stride * 4;

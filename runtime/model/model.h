@@ -69,12 +69,13 @@ struct gsmrt_kv_line {
     uint32_t n_pages_max, n_pages;  /* pages allocated so far */
     uint32_t n_hot_slots, n_cold_slots;
     bool managed;                   /* entries set by GSM's tier policy, not by reserve */
-    struct gsmrt_vk_buf hot;        /* [n_hot_slots][page_size][row_floats] */
+    struct gsmrt_vk_buf hot;        /* [n_hot_slots][page_size][row_floats] values of the cache's type */
     struct gsmrt_vk_buf cold;       /* [n_cold_slots][...]; unallocated when n_cold_slots is 0 */
 };
 
 struct gsmrt_kv_cache {
     uint32_t n_layer, page_size;
+    enum gsmrt_kv_type type;        /* storage type of every pool's rows */
     uint32_t n_ctx;                 /* capacity in positions */
     uint32_t n_lines;
     struct gsmrt_kv_line *lines;    /* [n_lines], layer by layer */
@@ -86,12 +87,16 @@ struct gsmrt_kv_cache {
     const gsmrt_allocator *alloc;
 };
 
-/* The cache of hp's architecture for n_ctx positions. n_hot_slots and
+/* The cache of hp's architecture for n_ctx positions, its rows stored as
+ * `type` (F16: every stream's rows must have an even width). n_hot_slots and
  * n_cold_slots size the tiered lines (n_hot_slots 0: a dense cache, a hot
  * slot for every page of n_ctx); untiered lines are always dense. */
 gsmrt_status gsmrt_kv_cache_create(struct gsmrt_vk_device *dev, const struct gsmrt_hparams *hp,
                                    uint32_t n_ctx, uint32_t page_size, uint32_t n_hot_slots,
-                                   uint32_t n_cold_slots, struct gsmrt_kv_cache **out, struct gsmrt_err *err);
+                                   uint32_t n_cold_slots, enum gsmrt_kv_type type, struct gsmrt_kv_cache **out,
+                                   struct gsmrt_err *err);
+/* Bytes of one page of line l. */
+uint64_t gsmrt_kv_cache_page_bytes(const struct gsmrt_kv_cache *kv, const struct gsmrt_kv_line *l);
 void gsmrt_kv_cache_destroy(struct gsmrt_vk_device *dev, struct gsmrt_kv_cache *kv);
 /* Makes sure pages exist for positions [0, n_pos) (managed lines: only
  * checks the context), then uploads the table if it changed. */

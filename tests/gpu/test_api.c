@@ -184,6 +184,53 @@ static void test_older_params_structs(void **state)
     gsmrt_session_destroy(s);
 }
 
+/* The session's cache type: F16 by default (also for a caller built before
+ * the field), F32 on request, an unknown value refused by name. The KV bytes
+ * the context accounts are the MLA formula of the bundled model, by hand:
+ * 4 layers x (64 + 16) values x 256 positions x 2 bytes (F16) or 4 (F32). */
+static uint64_t kv_bytes_of(struct fixture *f, const gsmrt_session_params *sp)
+{
+    gsmrt_memory_usage before = {.struct_size = sizeof before}, after = {.struct_size = sizeof after};
+    assert_int_equal(gsmrt_context_memory(f->ctx, &before), GSMRT_OK);
+    gsmrt_session *s;
+    assert_int_equal(gsmrt_session_create(f->m, sp, &s), GSMRT_OK);
+    assert_int_equal(gsmrt_context_memory(f->ctx, &after), GSMRT_OK);
+    gsmrt_gsm_stats st = {.struct_size = sizeof st};
+    assert_int_equal(gsmrt_session_gsm_stats(s, &st), GSMRT_OK);
+    assert_int_equal(st.kv_device_bytes, after.kv_hot_bytes - before.kv_hot_bytes);
+    gsmrt_generate_params gp;
+    gsmrt_generate_params_init(&gp, sizeof gp);
+    gp.max_tokens = 4;
+    gp.temperature = 0;
+    assert_int_equal(gsmrt_session_complete(s, "Hello", &gp, NULL, NULL, NULL), GSMRT_OK);
+    gsmrt_session_destroy(s);
+    return after.kv_hot_bytes - before.kv_hot_bytes;
+}
+
+static void test_cache_type(void **state)
+{
+    struct fixture *f = *state;
+    gsmrt_session_params sp;
+    gsmrt_session_params_init(&sp, sizeof sp);
+    sp.n_ctx = 256;
+    assert_int_equal(kv_bytes_of(f, &sp), 4 * 80 * 256 * 2);   /* the default: F16 */
+    sp.cache_type = GSMRT_CACHE_F16;
+    assert_int_equal(kv_bytes_of(f, &sp), 4 * 80 * 256 * 2);
+    sp.cache_type = GSMRT_CACHE_F32;
+    assert_int_equal(kv_bytes_of(f, &sp), 4 * 80 * 256 * 4);
+    /* an older caller: the struct ends before cache_type, garbage after it */
+    gsmrt_session_params old;
+    memset(&old, 0xff, sizeof old);
+    old.struct_size = offsetof(gsmrt_session_params, gsm_settings) + sizeof old.gsm_settings;
+    old.n_ctx = 256, old.n_batch = 0, old.gsm = false, old.gsm_config = NULL, old.gsm_settings = NULL;
+    assert_int_equal(kv_bytes_of(f, &old), 4 * 80 * 256 * 2);
+    sp.cache_type = (gsmrt_cache_type)7;
+    gsmrt_session *s = (gsmrt_session *)1;
+    assert_int_equal(gsmrt_session_create(f->m, &sp, &s), GSMRT_E_INVALID_ARGUMENT);
+    assert_null(s);
+    assert_non_null(strstr(gsmrt_context_last_error(f->ctx), "cache_type 7"));
+}
+
 struct canceller {
     gsmrt_session *s;
     int after_tokens;
@@ -386,6 +433,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_ownership),
         cmocka_unit_test(test_older_params_structs),
+        cmocka_unit_test(test_cache_type),
         cmocka_unit_test(test_cancel_from_another_thread),
         cmocka_unit_test(test_prompt_longer_than_context),
         cmocka_unit_test(test_batch_equals_alone),

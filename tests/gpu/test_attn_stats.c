@@ -5,7 +5,9 @@
  *     and rows longer than the kernel keeps in shared memory) against the
  *     double-precision reference tests/ref ref_attn_stats;
  *   - the rows averaged equal what gsm/calib_plan.c's gsmrt_gsm_head_acc_add
- *     makes of the reference's softmax rows (the semantics calibration uses). */
+ *     makes of the reference's softmax rows (the semantics calibration uses);
+ *   - the reference case with the cache in F32 and in F16 (the reference then
+ *     reads the values an F16 pool holds, tests/ref's own rounding). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +15,7 @@
 
 #include "calib_plan.h"
 #include "gpu_fixture.h"
+#include "kv_pool.h"
 #include "ref/ref.h"
 
 enum { KVL = 64, R = 16, ROW = KVL + R, P = 32 };
@@ -24,6 +27,7 @@ struct setup {
     const uint32_t *edges;
     float *qa, *qr, *kv;
     uint32_t *pages;
+    enum gsmrt_kv_type type;   /* the pool's storage type */
 };
 
 /* Runs the kernel on s, returns out [n_tok][n_heads][n_bands + 2] (caller frees). */
@@ -33,7 +37,7 @@ static float *run_kernel(struct gpu *g, const struct setup *s)
     struct gsmrt_vk_range qar, qrr, kvr, pr, posr, er;
     upload_buf(g, GSMRT_VK_ROLE_SCRATCH, s->qa, (size_t)s->n_tok * s->n_heads * KVL * 4, &qab, &qar);
     upload_buf(g, GSMRT_VK_ROLE_SCRATCH, s->qr, (size_t)s->n_tok * s->q_stride * 4, &qrb, &qrr);
-    upload_buf(g, GSMRT_VK_ROLE_KV_HOT, s->kv, (size_t)s->n_slots * P * ROW * 4, &kvb, &kvr);
+    kv_pool_upload(g, GSMRT_VK_ROLE_KV_HOT, s->kv, (size_t)s->n_slots * P * ROW, s->type, &kvb, &kvr);
     upload_buf(g, GSMRT_VK_ROLE_SCRATCH, s->pages, (size_t)s->n_pages * 4, &pb, &pr);
     upload_buf(g, GSMRT_VK_ROLE_SCRATCH, s->pos, (size_t)s->n_tok * 4, &posb, &posr);
     upload_buf(g, GSMRT_VK_ROLE_SCRATCH, s->edges, (size_t)s->n_bands * 4, &eb, &er);
@@ -41,7 +45,7 @@ static float *run_kernel(struct gpu *g, const struct setup *s)
     struct guarded out;
     guarded_alloc(g, &out, n_out);
     struct gsmrt_k_attn_stats p = {s->n_tok,  s->n_heads, KVL,       R,        s->q_stride, s->q_head,
-                                   s->q_off,  P,          s->n_bands, s->sink, s->scale, 0};
+                                   s->q_off,  P,          s->n_bands, s->sink, s->scale, 0, s->type};
     GPU_OK(gsmrt_vk_rec_begin(g->rec, &gpu_err));
     GPU_OK(gsmrt_k_attn_stats(g->rec, &p, &qar, &qrr, &kvr, &pr, &posr, &er, &out.range, &gpu_err));
     submit(g);
@@ -64,6 +68,7 @@ static void alloc_setup(struct setup *s, uint64_t seed, float q_range)
     ref_fill_uniform(s->qa, (size_t)s->n_tok * s->n_heads * KVL, seed, -q_range, q_range);
     ref_fill_uniform(s->qr, (size_t)s->n_tok * s->q_stride, seed + 1, -q_range, q_range);
     ref_fill_uniform(s->kv, (size_t)s->n_slots * P * ROW, seed + 2, -1, 1);
+    kv_pool_round(s->kv, (size_t)s->n_slots * P * ROW, s->type);   /* the values the pool holds */
     /* logical page i lives in slot (7 i + 3) mod n_slots: scrambled, all distinct (n_slots odd, not 7k) */
     for (uint32_t i = 0; i < s->n_pages; i++) s->pages[i] = (7 * i + 3) % s->n_slots;
 }
@@ -99,15 +104,14 @@ static void test_hand_computed(void **state)
 
 /* Odd sizes against the reference, and the accumulated rows against
  * gsmrt_gsm_head_acc_add over the reference's rows. */
-static void test_against_reference(void **state)
+static void against_reference(struct gpu *g, enum gsmrt_kv_type type)
 {
-    struct gpu *g = *state;
     /* 13 tokens, one with a single key, two past the shared-memory limit (2048) */
     static const int32_t pos[13] = {0, 1, 7, 31, 32, 33, 129, 500, 1023, 2047, 2048, 2100, 77};
     static const uint32_t edges[6] = {0, 16, 64, 256, 1024, 2049};
     const uint32_t H = 5;
     struct setup s = {13, H, H * 48 + 3, 48, 32, 69, 66, 6, 4, 1.0f / sqrtf(48.0f), pos, edges,
-                      NULL, NULL, NULL, NULL};
+                      NULL, NULL, NULL, NULL, type};
     /* queries from [-3, 3]: scores spread over several units, peaked and flat rows alike */
     alloc_setup(&s, 21, 3.0f);
     float *o = run_kernel(g, &s);
@@ -160,6 +164,12 @@ static void test_against_reference(void **state)
     }
     free(o), free(want);
     free_setup(&s);
+}
+
+static void test_against_reference(void **state)
+{
+    against_reference(*state, GSMRT_KV_F32);
+    against_reference(*state, GSMRT_KV_F16);
 }
 
 static void test_bad_arguments(void **state)

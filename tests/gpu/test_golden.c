@@ -5,11 +5,21 @@
  *   - logits at chosen positions of fixed prompts, for the weight type
  *     GSMRT_GOLDEN_VARIANT (f16: the committed file; f32 / q8_0: the file
  *     GSMRT_GOLDEN_MODEL, made by tests/tools/gguf_convert);
- *   - 64 greedy tokens after each prompt, token for token (f16, f32);
- *   - perplexity of the held-out text through the public API, within 0.5 %.
- * Tolerances: the reference is fp32 on dequantised weights, the kernels sum
- * in fp32 in another order and keep the cache in fp32, so logits differ by
- * summation rounding only: max |delta| 2e-3 (the manifest's hint), NMSE 1e-6. */
+ *   - 64 greedy tokens after each prompt, token for token (f16, f32), with an
+ *     F32 cache (the reference's);
+ *   - perplexity of the held-out text through the public API (the default
+ *     F16 cache), within 0.5 %.
+ * Tolerances: the reference is fp32 on dequantised weights and an fp32
+ * cache. With an F32 cache the kernels sum in fp32 in another order, so
+ * logits differ by summation rounding only: max |delta| 2e-3 (the manifest's
+ * hint), NMSE 1e-6. With an F16 cache every cached latent and rope key is
+ * rounded to the nearest half, a relative error of up to 2^-11 per element
+ * of every row attention reads, in every layer; it enters each layer's
+ * attention output at that size and compounds through the layers and the
+ * new rows cached after it. Measured on the committed model (f16 weights):
+ * worst NMSE 4.4e-6, worst max |delta| 0.024 over the cases; the bounds are
+ * NMSE 2e-5 and max |delta| 0.06 (a few times that, far below a wrong
+ * kernel's, which is O(1)). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -142,12 +152,13 @@ static void test_tokenize(void **state)
 }
 
 /* Runs the prompt in steps of `step` tokens, keeping every position's logits. */
-static float *all_logits(struct gpu *gp, struct loaded *l, const int32_t *ids, size_t n, uint32_t step)
+static float *all_logits(struct gpu *gp, struct loaded *l, const int32_t *ids, size_t n, uint32_t step,
+                         enum gsmrt_kv_type type)
 {
     uint32_t V = l->hp.n_vocab;
     struct gsmrt_kv_cache *kv;
     struct gsmrt_forward *f;
-    GPU_OK(gsmrt_kv_cache_create(gp->dev, &l->hp, 1024, 32, 0, 0, &kv, &gpu_err));
+    GPU_OK(gsmrt_kv_cache_create(gp->dev, &l->hp, 1024, 32, 0, 0, type, &kv, &gpu_err));
     GPU_OK(gsmrt_forward_create(l->m, step, 1024, &f, &gpu_err));
     float *out = malloc(n * V * sizeof *out);
     for (size_t t = 0; t < n; t += step) {
@@ -159,9 +170,8 @@ static float *all_logits(struct gpu *gp, struct loaded *l, const int32_t *ids, s
     return out;
 }
 
-static void test_logits(void **state)
+static void logits_type(struct gpu *gp, enum gsmrt_kv_type type, double max_nmse, double max_abs)
 {
-    struct gpu *gp = *state;
     cJSON *manifest = load_json(golden("manifest.json"));
     struct loaded l;
     load(gp, manifest, &l);
@@ -178,7 +188,7 @@ static void test_logits(void **state)
             golden(cJSON_GetObjectItem(cJSON_GetObjectItem(c, "logits_files"), variant())->valuestring), &bytes);
         assert_int_equal(bytes, n_pos * V * 4);
         /* decode one token at a time for short prompts, prefill in steps of 64 otherwise */
-        float *got = all_logits(gp, &l, ids, n, n < 32 ? 1 : 64);
+        float *got = all_logits(gp, &l, ids, n, n < 32 ? 1 : 64, type);
         for (size_t i = 0; i < n_pos; i++) {
             const float *g = got + (size_t)pos[i] * V, *w = want + i * V;
             double e = ref_nmse(g, w, V), a = ref_max_abs_diff(g, w, V);
@@ -187,11 +197,18 @@ static void test_logits(void **state)
         }
         free(ids), free(pos), free(want), free(got);
     }
-    printf("golden logits (%s): worst NMSE %.3g, worst max |delta| %.3g\n", variant(), worst_nmse, worst_abs);
-    assert_true(worst_nmse < 1e-6);
-    assert_true(worst_abs < 2e-3);
+    printf("golden logits (%s weights, %s cache): worst NMSE %.3g, worst max |delta| %.3g\n", variant(),
+           gsmrt_kv_type_name(type), worst_nmse, worst_abs);
+    assert_true(worst_nmse < max_nmse);
+    assert_true(worst_abs < max_abs);
     unload(&l);
     cJSON_Delete(manifest);
+}
+
+static void test_logits(void **state)
+{
+    logits_type(*state, GSMRT_KV_F32, 1e-6, 2e-3);
+    logits_type(*state, GSMRT_KV_F16, 2e-5, 0.06);   /* half rounding of the cache: see the top */
 }
 
 static int32_t argmax(const float *x, uint32_t n)
@@ -219,7 +236,7 @@ static void test_greedy(void **state)
         int32_t *want = ids_of(cJSON_GetObjectItem(cJSON_GetArrayItem(cases, ci), "greedy"), &n_greedy);
         struct gsmrt_kv_cache *kv;
         struct gsmrt_forward *f;
-        GPU_OK(gsmrt_kv_cache_create(gp->dev, &l.hp, 1024, 32, 0, 0, &kv, &gpu_err));
+        GPU_OK(gsmrt_kv_cache_create(gp->dev, &l.hp, 1024, 32, 0, 0, GSMRT_KV_F32, &kv, &gpu_err));
         GPU_OK(gsmrt_forward_create(l.m, 64, 1024, &f, &gpu_err));
         for (size_t t = 0; t < n; t += 64) {
             uint32_t k = n - t < 64 ? (uint32_t)(n - t) : 64;

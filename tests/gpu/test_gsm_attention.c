@@ -17,18 +17,22 @@
  * Two kinds of cache: uniform random keys (bounds are loose, nothing can be
  * skipped) and structured keys (each page clustered around its own centre,
  * strong keys in the active pages, as a real chat has them), where the gate
- * really skips pages; queries flat (gain 1) and peaked (gain 8). */
+ * really skips pages; queries flat (gain 1) and peaked (gain 8). Every case
+ * runs with the cache in F32 and in F16; the dense reference then attends
+ * over the values an F16 pool holds (tests/ref's own rounding), so
+ * threshold 0 is dense at the same tolerance in both types. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "gpu_fixture.h"
+#include "kv_pool.h"
 #include "ref/ref.h"
 
 enum { H = 5, KVL = 64, R = 16, ROW = KVL + R, P = 32, N_PAGES = 40, LAST_ROWS = 17 };
 
-static void run(struct gpu *g, float q_gain, float threshold, bool structured)
+static void run_type(struct gpu *g, float q_gain, float threshold, bool structured, enum gsmrt_kv_type type)
 {
     /* logical pages 0..N_PAGES-1; active: sink 0, hot 5 and 20, window N-2, N-1 (newest, partly filled) */
     static const uint32_t active[] = {0, 5, 20, N_PAGES - 2, N_PAGES - 1};
@@ -55,6 +59,7 @@ static void run(struct gpu *g, float q_gain, float threshold, bool structured)
             }
         }
     }
+    kv_pool_round(keys, (size_t)N_PAGES * P * ROW, type);   /* the values the pools hold */
     const float scale = 1.0f / sqrtf(48.0f);
 
     /* the hot pool holds the active pages (slots in a scrambled order) and
@@ -98,10 +103,10 @@ static void run(struct gpu *g, float q_gain, float threshold, bool structured)
     struct gsmrt_vk_range r[15];
     upload_buf(g, GSMRT_VK_ROLE_SCRATCH, qa3, sizeof qa3, &b[0], &r[0]);
     upload_buf(g, GSMRT_VK_ROLE_SCRATCH, qr3, sizeof qr3, &b[1], &r[1]);
-    upload_buf(g, GSMRT_VK_ROLE_KV_HOT, hot, (size_t)n_hot_slots * P * ROW * 4, &b[2], &r[2]);
+    kv_pool_upload(g, GSMRT_VK_ROLE_KV_HOT, hot, (size_t)n_hot_slots * P * ROW, type, &b[2], &r[2]);
     upload_buf(g, GSMRT_VK_ROLE_SCRATCH, active_slots, sizeof active_slots, &b[3], &r[3]);
     upload_buf(g, GSMRT_VK_ROLE_SCRATCH, &last_pos, 4, &b[4], &r[4]);
-    upload_buf(g, GSMRT_VK_ROLE_KV_COLD, cold, (size_t)n_cold * P * ROW * 4, &b[5], &r[5]);
+    kv_pool_upload(g, GSMRT_VK_ROLE_KV_COLD, cold, (size_t)n_cold * P * ROW, type, &b[5], &r[5]);
     size_t n_zero = (size_t)n_cold * 2 * ROW + (size_t)H * n_total * (2 + KVL) + (3 + H) * n_cold;
     float *zeros = calloc(n_zero, 4);
     upload_buf(g, GSMRT_VK_ROLE_SCRATCH, zeros, (size_t)n_cold * 2 * ROW * 4, &b[6], &r[6]);   /* summaries */
@@ -118,9 +123,9 @@ static void run(struct gpu *g, float q_gain, float threshold, bool structured)
     upload_buf(g, GSMRT_VK_ROLE_SCRATCH, summ_list, n_cold * 12, &sb, &sr);
 
     GPU_OK(gsmrt_vk_rec_begin(g->rec, &gpu_err));
-    GPU_OK(gsmrt_k_page_summary(g->rec, &r[5], &sr, &r[6], n_cold, ROW, P, &gpu_err));
+    GPU_OK(gsmrt_k_page_summary(g->rec, &r[5], type, &sr, &r[6], n_cold, ROW, P, &gpu_err));
     gsmrt_vk_rec_barrier(g->rec);
-    struct gsmrt_k_attn_gsm ap = {H, KVL, R, P, H * R, R, 0, 2, 1, (uint32_t)last_pos + 1, n_cold, scale};
+    struct gsmrt_k_attn_gsm ap = {H, KVL, R, P, H * R, R, 0, 2, 1, (uint32_t)last_pos + 1, n_cold, scale, type};
     struct gsmrt_k_attn_gsm_bufs bufs = {r[0], r[1], r[2], r[5], r[3], r[4], r[6], r[7], r[8],
                                          r[9], r[10], r[11], r[12], r[14], r[13]};
     GPU_OK(gsmrt_k_attn_gsm(g->rec, &ap, &bufs, &gpu_err));
@@ -181,9 +186,9 @@ static void run(struct gpu *g, float q_gain, float threshold, bool structured)
         if (!(cold_share <= info[4 * h + 1] + 1e-6))
             fail_msg("head %u: cold share %.6g above the gate value %.6g", h, cold_share, info[4 * h + 1]);
         if (!(err <= 2 * skipped * vmax + 1e-5)) fail_msg("head %u: output moved by %.3g", h, err);
-        printf("%s gain %4.1f threshold %.2f head %u: gate %.4f, %2u/%u cold pages computed, skipped %.2e <= bound "
+        printf("%s %s gain %4.1f threshold %.2f head %u: gate %.4f, %2u/%u cold pages computed, skipped %.2e <= bound "
                "%.2e, max |err| %.2e\n",
-               structured ? "structured" : "uniform   ", q_gain, threshold, h, info[4 * h + 1], (uint32_t)info[4 * h], n_cold, skipped, info[4 * h + 2], err);
+               gsmrt_kv_type_name(type), structured ? "structured" : "uniform   ", q_gain, threshold, h, info[4 * h + 1], (uint32_t)info[4 * h], n_cold, skipped, info[4 * h + 2], err);
         free(s);
     }
     for (uint32_t ci = 0; ci < n_cold; ci++) {
@@ -198,6 +203,12 @@ static void run(struct gpu *g, float q_gain, float threshold, bool structured)
     gsmrt_vk_buf_free(g->dev, &sb);
     for (int i = 0; i < 15; i++) gsmrt_vk_buf_free(g->dev, &b[i]);
     free(keys), free(hot), free(cold), free(zeros);
+}
+
+static void run(struct gpu *g, float q_gain, float threshold, bool structured)
+{
+    run_type(g, q_gain, threshold, structured, GSMRT_KV_F32);
+    run_type(g, q_gain, threshold, structured, GSMRT_KV_F16);
 }
 
 static void test_threshold_zero_is_dense(void **state)

@@ -6,7 +6,10 @@
  * fp32 sums differs); threshold 0.05 keeps the reported skipped share within
  * the threshold (this prompt is arbitrary tokens: how much the gate saves
  * on real chats is bench/gsm_quality's job). Batched steps of sequences with
- * different lengths and policies give what each gives alone. */
+ * different lengths and policies give what each gives alone. Both cache
+ * types (F32, F16) at threshold 0, each against dense at the same type
+ * (the threshold-0.05 run in the default F16 only); the KV bytes GSM counts
+ * follow the type (F16: half of F32's). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,12 +41,12 @@ struct seq {
 
 /* A sequence's cache and GSM state (cfg NULL: dense; swap: two pools). */
 static struct seq seq_create(struct gpu *g, const struct gsmrt_hparams *hp, const struct gsmrt_gsm_config *cfg,
-                             bool swap)
+                             bool swap, enum gsmrt_kv_type type)
 {
     struct seq s = {NULL, NULL};
     uint32_t n_hot = 0, n_cold = 0;
     if (cfg) gsmrt_gsm_decode_kv_slots(cfg, NULL, swap, 1024, 128, &n_hot, &n_cold);
-    GPU_OK(gsmrt_kv_cache_create(g->dev, hp, 1024, 32, n_hot, n_cold, &s.kv, &gpu_err));
+    GPU_OK(gsmrt_kv_cache_create(g->dev, hp, 1024, 32, n_hot, n_cold, type, &s.kv, &gpu_err));
     if (cfg) GPU_OK(gsmrt_gsm_decode_create(g->dev, hp, s.kv, cfg, swap, NULL, &s.gsm, &gpu_err));
     return s;
 }
@@ -58,11 +61,11 @@ static void seq_destroy(struct gpu *g, struct seq *s)
  * greedy choices (written to tokens). Returns the decode steps' logits and
  * the GSM totals in *stats. */
 static float *run(struct gpu *g, struct gsmrt_dmodel *m, const struct gsmrt_gsm_config *cfg, bool swap,
-                  int32_t *prompt, int32_t *tokens, bool given, struct gsmrt_gsm_totals *stats)
+                  enum gsmrt_kv_type type, int32_t *prompt, int32_t *tokens, bool given, struct gsmrt_gsm_totals *stats)
 {
     const struct gsmrt_hparams *hp = &m->hp;
     struct gsmrt_forward *f;
-    struct seq s = seq_create(g, hp, cfg, swap);
+    struct seq s = seq_create(g, hp, cfg, swap, type);
     GPU_OK(gsmrt_forward_create(m, 128, 1024, &f, &gpu_err));
     f->gsm = s.gsm;
     if (swap) {   /* every layer's latent line: fewer hot slots than pages, and a cold pool */
@@ -94,7 +97,7 @@ struct fixture {
     struct gsmrt_hparams hp;
     struct gsmrt_dmodel *m;
     int32_t prompt[PROMPT], tokens[STEPS];
-    float *dense;
+    float *dense[2];   /* dense logits by cache type (GSMRT_KV_F32, GSMRT_KV_F16), on the F32 greedy tokens */
 };
 
 static void load(struct gpu *g, struct fixture *x)
@@ -105,12 +108,13 @@ static void load(struct gpu *g, struct fixture *x)
     GPU_OK(gsmrt_hparams_load(x->gg, &x->hp, &gpu_err));
     GPU_OK(gsmrt_dmodel_load(g->dev, x->gg, &x->hp, NULL, NULL, &x->m, &gpu_err));
     for (int i = 0; i < PROMPT; i++) x->prompt[i] = (int32_t)((i * 7919u + 11u) % x->hp.n_vocab);
-    x->dense = run(g, x->m, NULL, false, x->prompt, x->tokens, false, NULL);
+    x->dense[GSMRT_KV_F32] = run(g, x->m, NULL, false, GSMRT_KV_F32, x->prompt, x->tokens, false, NULL);
+    x->dense[GSMRT_KV_F16] = run(g, x->m, NULL, false, GSMRT_KV_F16, x->prompt, x->tokens, true, NULL);
 }
 
 static void unload(struct fixture *x)
 {
-    free(x->dense);
+    free(x->dense[0]), free(x->dense[1]);
     gsmrt_dmodel_destroy(x->m);
     gsmrt_gguf_close(x->gg);
 }
@@ -137,34 +141,44 @@ static void test_gsm_against_dense(void **state)
     struct fixture x;
     load(g, &x);
     size_t n = (size_t)STEPS * x.hp.n_vocab;
-    for (int swap = 0; swap < 2; swap++) {
-        const char *policy = swap ? "swap" : "keep";
-        struct gsmrt_gsm_config cfg = small_config(0.0f);
-        struct gsmrt_gsm_totals st;
-        float *exact = run(g, x.m, &cfg, swap, x.prompt, x.tokens, true, &st);
-        double e = ref_nmse(exact, x.dense, n);
-        printf("GSM %s threshold 0 vs dense over %d decode steps: NMSE %.3g, max |delta| %.3g; %llu demotions, "
-               "%llu promotions, %llu cold pages computed, KV bytes read %.2f MB hot + %.2f MB cold of %.2f MB dense\n",
-               policy, STEPS, e, ref_max_abs_diff(exact, x.dense, n), (unsigned long long)st.moves_demoted,
-               (unsigned long long)st.moves_promoted, (unsigned long long)st.pages_cold_computed, st.bytes_hot / 1e6,
-               st.bytes_cold / 1e6, st.bytes_dense / 1e6);
-        assert_true(e < 1e-9);
-        assert_true(st.steps == STEPS && st.bytes_hot + st.bytes_cold == st.bytes_dense);
-        if (swap) assert_true(st.moves_demoted > 0 && st.bytes_cold > 0);
-        cfg.gate_threshold = 0.05;
-        float *gated = run(g, x.m, &cfg, swap, x.prompt, x.tokens, true, &st);
-        int agree = 0;
-        for (int i = 0; i < STEPS; i++)
-            agree += argmax(gated + (size_t)i * x.hp.n_vocab, x.hp.n_vocab) ==
-                     argmax(x.dense + (size_t)i * x.hp.n_vocab, x.hp.n_vocab);
-        printf("GSM %s threshold 0.05: top-1 agreement %d/%d, NMSE %.3g, skipped-share bound max %.4f mean %.4f, "
-               "KV bytes read %.1f%% of dense, prefetch %llu hits %llu misses\n",
-               policy, agree, STEPS, ref_nmse(gated, x.dense, n), st.skipped_bound_max,
-               st.skipped_bound_sum / st.head_gates, 100.0 * (st.bytes_hot + st.bytes_cold) / st.bytes_dense,
-               (unsigned long long)st.prefetch_hits, (unsigned long long)st.prefetch_misses);
-        assert_true(st.skipped_bound_max <= cfg.gate_threshold + 1e-6);
-        free(exact), free(gated);
-    }
+    uint64_t keys_read = 0;   /* what dense attention reads over the steps, in rows per layer */
+    for (uint32_t i = 0; i < STEPS; i++) keys_read += PROMPT + i + 1;
+    for (int type = GSMRT_KV_F32; type <= GSMRT_KV_F16; type++)
+        for (int swap = 0; swap < 2; swap++) {
+            const char *policy = swap ? "swap" : "keep", *tname = gsmrt_kv_type_name((enum gsmrt_kv_type)type);
+            const float *dense = x.dense[type];
+            struct gsmrt_gsm_config cfg = small_config(0.0f);
+            struct gsmrt_gsm_totals st;
+            float *exact = run(g, x.m, &cfg, swap, (enum gsmrt_kv_type)type, x.prompt, x.tokens, true, &st);
+            double e = ref_nmse(exact, dense, n);
+            printf("GSM %s %s cache threshold 0 vs dense over %d decode steps: NMSE %.3g, max |delta| %.3g; "
+                   "%llu demotions, %llu promotions, %llu cold pages computed, KV bytes read %.2f MB hot + %.2f MB "
+                   "cold of %.2f MB dense\n",
+                   policy, tname, STEPS, e, ref_max_abs_diff(exact, dense, n), (unsigned long long)st.moves_demoted,
+                   (unsigned long long)st.moves_promoted, (unsigned long long)st.pages_cold_computed,
+                   st.bytes_hot / 1e6, st.bytes_cold / 1e6, st.bytes_dense / 1e6);
+            assert_true(e < 1e-9);
+            assert_true(st.steps == STEPS && st.bytes_hot + st.bytes_cold == st.bytes_dense);
+            /* every layer of every step gated: dense bytes are the keys times the row's bytes in this type */
+            uint64_t row_bytes = (uint64_t)(x.hp.kv_lora_rank + x.hp.n_rot) * (type == GSMRT_KV_F16 ? 2 : 4);
+            assert_int_equal(st.bytes_dense, (uint64_t)x.hp.n_layer * keys_read * row_bytes);
+            if (swap) assert_true(st.moves_demoted > 0 && st.bytes_cold > 0);
+            free(exact);
+            if (type != GSMRT_KV_F16) continue;   /* the gated run in the default type only: it is slow on CPUs */
+            cfg.gate_threshold = 0.05;
+            float *gated = run(g, x.m, &cfg, swap, (enum gsmrt_kv_type)type, x.prompt, x.tokens, true, &st);
+            int agree = 0;
+            for (int i = 0; i < STEPS; i++)
+                agree += argmax(gated + (size_t)i * x.hp.n_vocab, x.hp.n_vocab) ==
+                         argmax(dense + (size_t)i * x.hp.n_vocab, x.hp.n_vocab);
+            printf("GSM %s %s cache threshold 0.05: top-1 agreement %d/%d, NMSE %.3g, skipped-share bound max %.4f "
+                   "mean %.4f, KV bytes read %.1f%% of dense, prefetch %llu hits %llu misses\n",
+                   policy, tname, agree, STEPS, ref_nmse(gated, dense, n), st.skipped_bound_max,
+                   st.skipped_bound_sum / st.head_gates, 100.0 * (st.bytes_hot + st.bytes_cold) / st.bytes_dense,
+                   (unsigned long long)st.prefetch_hits, (unsigned long long)st.prefetch_misses);
+            assert_true(st.skipped_bound_max <= cfg.gate_threshold + 1e-6);
+            free(gated);
+        }
     unload(&x);
 }
 
@@ -177,8 +191,10 @@ static void test_batch_equals_alone(void **state)
     load(g, &x);
     const uint32_t V = x.hp.n_vocab, lens[3] = {PROMPT, 400, 300};
     struct gsmrt_gsm_config cfg = small_config(0.0f);
-    struct seq seqs[3] = {seq_create(g, &x.hp, NULL, false), seq_create(g, &x.hp, &cfg, false),
-                          seq_create(g, &x.hp, &cfg, true)};
+    /* the three in the default F16 cache, one of them F32: a batch may mix types */
+    const enum gsmrt_kv_type types[3] = {GSMRT_KV_F16, GSMRT_KV_F32, GSMRT_KV_F16};
+    struct seq seqs[3] = {seq_create(g, &x.hp, NULL, false, types[0]), seq_create(g, &x.hp, &cfg, false, types[1]),
+                          seq_create(g, &x.hp, &cfg, true, types[2])};
     struct gsmrt_forward *f;
     GPU_OK(gsmrt_forward_create(x.m, 128, 1024, &f, &gpu_err));
     float *batched = malloc((size_t)3 * STEPS * V * 4), *alone = malloc((size_t)STEPS * V * 4);
@@ -197,7 +213,7 @@ static void test_batch_equals_alone(void **state)
     }
     for (int i = 0; i < 3; i++) seq_destroy(g, &seqs[i]);
     for (int i = 0; i < 3; i++) {
-        struct seq one = seq_create(g, &x.hp, i ? &cfg : NULL, i == 2);
+        struct seq one = seq_create(g, &x.hp, i ? &cfg : NULL, i == 2, types[i]);
         f->gsm = one.gsm;
         for (uint32_t t = 0; t < lens[i]; t += 128)
             GPU_OK(gsmrt_forward_run(f, one.kv, x.prompt + t, lens[i] - t < 128 ? lens[i] - t : 128, t, 1, alone,
@@ -205,8 +221,8 @@ static void test_batch_equals_alone(void **state)
         for (uint32_t k = 0; k < STEPS; k++)
             GPU_OK(gsmrt_forward_run(f, one.kv, &x.tokens[k], 1, lens[i] + k, 1, alone + (size_t)k * V, &gpu_err));
         double e = ref_nmse(batched + (size_t)i * STEPS * V, alone, (size_t)STEPS * V);
-        printf("sequence %d (%s, %u-token prompt): batched vs alone NMSE %.3g\n", i,
-               i == 0 ? "dense" : i == 1 ? "keep" : "swap", lens[i], e);
+        printf("sequence %d (%s, %s cache, %u-token prompt): batched vs alone NMSE %.3g\n", i,
+               i == 0 ? "dense" : i == 1 ? "keep" : "swap", gsmrt_kv_type_name(types[i]), lens[i], e);
         assert_true(e < 1e-9);
         seq_destroy(g, &one);
     }

@@ -2,7 +2,8 @@
  * gsm/gate.c: page summaries bit-exact (min and max are exact), including
  * partly filled pages; per-page score bounds never below the reference's
  * double bound nor below any true score of the page (computed in double), and
- * at most a rounding margin above the reference. */
+ * at most a rounding margin above the reference; with the cache in either
+ * storage type (F16: the summaries are of the rounded values the pool holds). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,17 +11,18 @@
 
 #include "gate.h"
 #include "gpu_fixture.h"
+#include "kv_pool.h"
 #include "ref/ref.h"
 
 enum { KVL = 64, R = 16, ROW = KVL + R, P = 32, H = 5 };
 
-static void test_summaries_and_bounds(void **state)
+static void summaries_and_bounds(struct gpu *g, enum gsmrt_kv_type type)
 {
-    struct gpu *g = *state;
     const uint32_t n_slots = 19, q_stride = H * 48 + 3;
     size_t n_kv = (size_t)n_slots * P * ROW;
     float *kv = malloc(n_kv * 4);
     ref_fill_uniform(kv, n_kv, 5, -2, 2);
+    kv_pool_round(kv, n_kv, type);   /* the values the pool holds */
     /* pages in a scrambled order, the last one partly filled */
     /* summaries kept by logical page: index = the slot here */
     uint32_t list[7][3] = {{3, P, 3}, {17, P, 17}, {0, P, 0}, {9, P, 9}, {11, P, 11}, {5, P, 5}, {14, 13, 14}};
@@ -28,7 +30,7 @@ static void test_summaries_and_bounds(void **state)
     for (uint32_t i = 0; i < n_list; i++) pages[i][0] = list[i][0], pages[i][1] = list[i][1], pages[i][2] = list[i][2], pages[i][3] = 0;
     struct gsmrt_vk_buf kvb, lb, sb, pb, qab, qrb, ubb;
     struct gsmrt_vk_range kvr, lr, sr, pr, qar, qrr, ubr;
-    upload_buf(g, GSMRT_VK_ROLE_KV_HOT, kv, n_kv * 4, &kvb, &kvr);
+    kv_pool_upload(g, GSMRT_VK_ROLE_KV_HOT, kv, n_kv, type, &kvb, &kvr);
     upload_buf(g, GSMRT_VK_ROLE_SCRATCH, list, sizeof list, &lb, &lr);
     upload_buf(g, GSMRT_VK_ROLE_SCRATCH, pages, sizeof pages, &pb, &pr);
     float *sum0 = calloc((size_t)n_slots * 2 * ROW, 4);
@@ -44,7 +46,7 @@ static void test_summaries_and_bounds(void **state)
     const float scale = 1.0f / sqrtf(48.0f);
 
     GPU_OK(gsmrt_vk_rec_begin(g->rec, &gpu_err));
-    GPU_OK(gsmrt_k_page_summary(g->rec, &kvr, &lr, &sr, n_list, ROW, P, &gpu_err));
+    GPU_OK(gsmrt_k_page_summary(g->rec, &kvr, type, &lr, &sr, n_list, ROW, P, &gpu_err));
     gsmrt_vk_rec_barrier(g->rec);
     struct gsmrt_k_gate_bound gb = {H, n_list, KVL, R, 48, 32, q_stride, 1, scale};
     GPU_OK(gsmrt_k_gate_bound(g->rec, &gb, &qar, &qrr, &sr, &pr, &ubr, &gpu_err));
@@ -80,6 +82,12 @@ static void test_summaries_and_bounds(void **state)
     gsmrt_vk_buf_free(g->dev, &pb), gsmrt_vk_buf_free(g->dev, &qab), gsmrt_vk_buf_free(g->dev, &qrb);
     gsmrt_vk_buf_free(g->dev, &ubb);
     free(kv), free(sum0), free(sum), free(qr2);
+}
+
+static void test_summaries_and_bounds(void **state)
+{
+    summaries_and_bounds(*state, GSMRT_KV_F32);
+    summaries_and_bounds(*state, GSMRT_KV_F16);
 }
 
 int main(void)

@@ -12,6 +12,7 @@
 
 #include "kernels/kernel_util.h"
 #include "ref/ref.h"
+#include "kv_pool.h"
 #include "weights_fixture.h"
 
 static void fail_if_nmse(const char *what, const float *got, const float *want, size_t n, double tol)
@@ -195,8 +196,12 @@ static void test_moe_combine(void **state)
 }
 
 /* Cache store then attention, at several context lengths, decode (1 query)
- * and prefill (several causal queries), pages in scrambled order. */
-static void attn_body(struct gpu *g)
+ * and prefill (several causal queries), pages in scrambled order, with the
+ * cache in either storage type. The store is checked bit-exactly against
+ * the pool image tests/ref makes (F16: its own round-to-nearest-even); the
+ * attention against ref_attn_mla over the values the pool holds, so F16
+ * keeps the 1e-9 tolerance: the rounding is in both. */
+static void attn_body_type(struct gpu *g, enum gsmrt_kv_type type)
 {
     static const uint32_t lens[] = {1, 7, 129, 300, 1000};
     const uint32_t H = 5, KVL = 64, R = 16, ROW = KVL + R, P = 32, q_stride = 5 * 48 + 2;
@@ -209,24 +214,26 @@ static void attn_body(struct gpu *g)
             /* distinctness needs gcd(7, n_slots) == 1 */
             if (n_slots % 7 == 0)
                 for (uint32_t i = 0; i < n_pages; i++) pages[i] = n_pages - 1 - i;
-            float *kv = calloc((size_t)n_slots * P * ROW, 4), *rows = malloc((size_t)n_keys * ROW * 4);
+            size_t n_vals = (size_t)n_slots * P * ROW, pool_bytes = kv_pool_bytes(n_vals, type);
+            float *kv = calloc(n_vals, 4), *rows = malloc((size_t)n_keys * ROW * 4);
             ref_fill_uniform(rows, (size_t)n_keys * ROW, 100 + li, -1, 1);
             int32_t *all_pos = malloc(n_keys * 4);
             for (uint32_t p = 0; p < n_keys; p++) all_pos[p] = (int32_t)p;
             struct gsmrt_vk_buf kvb, pgb, rb, apb;
             struct gsmrt_vk_range kvr, pgr, rr, apr;
-            upload_buf(g, GSMRT_VK_ROLE_KV_HOT, kv, (size_t)n_slots * P * ROW * 4, &kvb, &kvr);
+            kv_pool_upload(g, GSMRT_VK_ROLE_KV_HOT, kv, n_vals, type, &kvb, &kvr);
             upload_buf(g, GSMRT_VK_ROLE_SCRATCH, pages, n_pages * 4, &pgb, &pgr);
             upload_buf(g, GSMRT_VK_ROLE_SCRATCH, rows, (size_t)n_keys * ROW * 4, &rb, &rr);
             upload_buf(g, GSMRT_VK_ROLE_SCRATCH, all_pos, n_keys * 4, &apb, &apr);
             GPU_OK(gsmrt_vk_rec_begin(g->rec, &gpu_err));
-            GPU_OK(gsmrt_k_kv_store(g->rec, &rr, &pgr, &apr, &kvr, n_keys, 0, ROW, ROW, P, &gpu_err));
+            GPU_OK(gsmrt_k_kv_store(g->rec, &rr, &pgr, &apr, &kvr, type, n_keys, 0, ROW, ROW, P, &gpu_err));
             submit(g);
             for (uint32_t p = 0; p < n_keys; p++)
                 memcpy(kv + ((size_t)pages[p / P] * P + p % P) * ROW, rows + (size_t)p * ROW, ROW * 4);
-            float *stored = dl(g, &kvb, (size_t)n_slots * P * ROW * 4);
-            if (memcmp(stored, kv, (size_t)n_slots * P * ROW * 4) != 0) fail_msg("kv_store: cache differs");
-            free(stored);
+            void *stored = dl(g, &kvb, pool_bytes), *image = kv_pool_image(kv, n_vals, type);
+            if (memcmp(stored, image, pool_bytes) != 0) fail_msg("kv_store (%s): cache differs", gsmrt_kv_type_name(type));
+            free(stored), free(image);
+            kv_pool_round(kv, n_vals, type);   /* what the kernels read */
 
             /* the last n_tok positions query, causally */
             int32_t qpos[4];
@@ -244,13 +251,16 @@ static void attn_body(struct gpu *g)
             upload_buf(g, GSMRT_VK_ROLE_SCRATCH, qpos, n_tok * 4, &qpb, &qpr);
             scratch(g, (size_t)n_tok * H * gsmrt_k_attn_splits(n_keys) * (2 + KVL) * 4, &partb, &partr);
             scratch(g, n_tok * H * KVL * 4, &outb, &outr);
-            struct gsmrt_k_attn p = {n_tok, H, KVL, R, q_stride, 48, 32, P, n_keys, scale};
+            struct gsmrt_k_attn p = {.n_tok = n_tok, .n_heads = H, .kv_lora = KVL, .rope_dim = R,
+                                     .q_stride = q_stride, .q_head = 48, .q_off = 32, .page_size = P,
+                                     .n_keys = n_keys, .scale = scale, .kv_type = type};
             GPU_OK(gsmrt_vk_rec_begin(g->rec, &gpu_err));
             GPU_OK(gsmrt_k_attn_mla(g->rec, &p, &qar, &qrr, &kvr, NULL, &pgr, &qpr, &partr, &outr, &gpu_err));
             submit(g);
             float *got = dl(g, &outb, n_tok * H * KVL * 4);
-            char what[64];
-            snprintf(what, sizeof what, "attention over %u keys, %u queries", n_keys, n_tok);
+            char what[96];
+            snprintf(what, sizeof what, "attention (%s cache) over %u keys, %u queries", gsmrt_kv_type_name(type),
+                     n_keys, n_tok);
             fail_if_nmse(what, got, want, n_tok * H * KVL, 1e-9);
             free(got);
             gsmrt_vk_buf_free(g->dev, &kvb), gsmrt_vk_buf_free(g->dev, &pgb), gsmrt_vk_buf_free(g->dev, &rb);
@@ -260,13 +270,35 @@ static void attn_body(struct gpu *g)
         }
 }
 
+static void attn_body(struct gpu *g)
+{
+    attn_body_type(g, GSMRT_KV_F32);
+    attn_body_type(g, GSMRT_KV_F16);
+}
+
+/* F16 rows are packed two to a word: an odd width is refused, not half written. */
+static void test_kv_store_f16_odd_width(void **state)
+{
+    struct gpu *g = *state;
+    struct gsmrt_vk_buf b;
+    struct gsmrt_vk_range r;
+    scratch(g, 4096, &b, &r);
+    GPU_OK(gsmrt_vk_rec_begin(g->rec, &gpu_err));
+    struct gsmrt_err e = {GSMRT_OK, ""};
+    assert_int_equal(gsmrt_k_kv_store(g->rec, &r, &r, &r, &r, GSMRT_KV_F16, 1, 0, 79, 79, 32, &e),
+                     GSMRT_E_INVALID_ARGUMENT);
+    assert_non_null(strstr(e.msg, "even width"));
+    submit(g);
+    gsmrt_vk_buf_free(g->dev, &b);
+}
+
 static void test_attention(void **state) { for_each_variant(*state, attn_body); }
 
 /* Pages split over two pools (entries with the cold bit read the second
  * buffer, shaders/include/kv_tier.glsl) and one sequence's tokens in the
  * middle of a batch's buffers (tok0): decode and prefill against the
  * reference over the same rows in one flat cache. */
-static void attn_tiers_batch_body(struct gpu *g)
+static void attn_tiers_batch_type(struct gpu *g, enum gsmrt_kv_type type)
 {
     const uint32_t H = 4, KVL = 64, R = 16, ROW = KVL + R, P = 32, q_stride = 4 * 48, T = 9, tok0 = 3;
     const uint32_t n_keys = 700, n_pages = (n_keys + P - 1) / P, n_hot = 8, n_cold = n_pages;
@@ -281,6 +313,7 @@ static void attn_tiers_batch_body(struct gpu *g)
         }
         float *flat_kv = calloc((size_t)(n_hot + n_cold) * P * ROW, 4);
         ref_fill_uniform(flat_kv, (size_t)(n_hot + n_cold) * P * ROW, 31, -1, 1);
+        kv_pool_round(flat_kv, (size_t)(n_hot + n_cold) * P * ROW, type);   /* exact in either type */
         int32_t pos[9] = {0};
         for (uint32_t t = 0; t < n_tok; t++) pos[tok0 + t] = (int32_t)(n_keys - n_tok + t);
         float *qa = malloc(T * H * KVL * 4), *qr = malloc(T * q_stride * 4), *want = malloc(n_tok * H * KVL * 4);
@@ -291,8 +324,9 @@ static void attn_tiers_batch_body(struct gpu *g)
                      q_stride, 48, 32, P, scale);
         struct gsmrt_vk_buf hb, cb, eb, qab, qrb, pb, partb, outb;
         struct gsmrt_vk_range hr, cr, er, qar, qrr, pr, partr, outr;
-        upload_buf(g, GSMRT_VK_ROLE_KV_HOT, flat_kv, (size_t)n_hot * P * ROW * 4, &hb, &hr);
-        upload_buf(g, GSMRT_VK_ROLE_KV_COLD, flat_kv + (size_t)n_hot * P * ROW, (size_t)n_cold * P * ROW * 4, &cb, &cr);
+        kv_pool_upload(g, GSMRT_VK_ROLE_KV_HOT, flat_kv, (size_t)n_hot * P * ROW, type, &hb, &hr);
+        kv_pool_upload(g, GSMRT_VK_ROLE_KV_COLD, flat_kv + (size_t)n_hot * P * ROW, (size_t)n_cold * P * ROW, type,
+                       &cb, &cr);
         upload_buf(g, GSMRT_VK_ROLE_SCRATCH, entries, n_pages * 4, &eb, &er);
         upload_buf(g, GSMRT_VK_ROLE_SCRATCH, qa, T * H * KVL * 4, &qab, &qar);
         upload_buf(g, GSMRT_VK_ROLE_SCRATCH, qr, T * q_stride * 4, &qrb, &qrr);
@@ -300,18 +334,26 @@ static void attn_tiers_batch_body(struct gpu *g)
         uint32_t splits = gsmrt_k_attn_splits(n_keys) + 1;   /* a batch's larger stride */
         scratch(g, (size_t)T * H * splits * (2 + KVL) * 4, &partb, &partr);
         scratch(g, T * H * KVL * 4, &outb, &outr);
-        struct gsmrt_k_attn p = {n_tok, H, KVL, R, q_stride, 48, 32, P, n_keys, scale, tok0, splits};
+        struct gsmrt_k_attn p = {n_tok, H, KVL, R, q_stride, 48, 32, P, n_keys, scale, tok0, splits, type};
         GPU_OK(gsmrt_vk_rec_begin(g->rec, &gpu_err));
         GPU_OK(gsmrt_k_attn_mla(g->rec, &p, &qar, &qrr, &hr, &cr, &er, &pr, &partr, &outr, &gpu_err));
         submit(g);
         float *got = dl(g, &outb, T * H * KVL * 4);
-        fail_if_nmse(n_tok == 1 ? "two-tier decode at tok0 3" : "two-tier prefill at tok0 3", got + tok0 * H * KVL,
-                     want, n_tok * H * KVL, 1e-9);
+        char what[64];
+        snprintf(what, sizeof what, "two-tier %s (%s cache) at tok0 3", n_tok == 1 ? "decode" : "prefill",
+                 gsmrt_kv_type_name(type));
+        fail_if_nmse(what, got + tok0 * H * KVL, want, n_tok * H * KVL, 1e-9);
         free(got);
         struct gsmrt_vk_buf *bufs[] = {&hb, &cb, &eb, &qab, &qrb, &pb, &partb, &outb};
         for (size_t i = 0; i < 8; i++) gsmrt_vk_buf_free(g->dev, bufs[i]);
         free(entries), free(flat), free(flat_kv), free(qa), free(qr), free(want);
     }
+}
+
+static void attn_tiers_batch_body(struct gpu *g)
+{
+    attn_tiers_batch_type(g, GSMRT_KV_F32);
+    attn_tiers_batch_type(g, GSMRT_KV_F16);
 }
 
 static void test_attention_tiers_batch(void **state) { for_each_variant(*state, attn_tiers_batch_body); }
@@ -347,7 +389,7 @@ int main(void)
         cmocka_unit_test(test_head_matvec),     cmocka_unit_test(test_moe_route),
         cmocka_unit_test(test_moe_matvec),      cmocka_unit_test(test_moe_matvec_chunked),
         cmocka_unit_test(test_moe_combine),     cmocka_unit_test(test_attention),
-        cmocka_unit_test(test_attention_tiers_batch),
+        cmocka_unit_test(test_attention_tiers_batch), cmocka_unit_test(test_kv_store_f16_odd_width),
         cmocka_unit_test(test_rms_norm_strided_in_place),
     };
     return cmocka_run_group_tests_name("kernels_model", tests, gpu_setup, gpu_teardown);

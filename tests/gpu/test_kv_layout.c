@@ -6,7 +6,8 @@
  * layers add compressed rows, indexer rows and the compressor's state rings;
  * ratio-128 layers add compressed rows and their state ring. Expected sizes
  * are worked out by hand from those rules, not by the code under test. GSM
- * must refuse such a layout by name (it tiers the MLA layout only). */
+ * must refuse such a layout by name (it tiers the MLA layout only). Byte
+ * counts at both storage types: 4 bytes a value in F32, 2 in F16. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -58,12 +59,11 @@ struct want_line {
     uint32_t layer, stream, row_floats, n_rows_max, n_pages_max;
 };
 
-static void test_lines(void **state)
+static void lines_type(struct gpu *g, enum gsmrt_kv_type type, uint32_t value_bytes)
 {
-    struct gpu *g = *state;
     struct gsmrt_hparams hp = hparams();
     struct gsmrt_kv_cache *kv;
-    GPU_OK(gsmrt_kv_cache_create(g->dev, &hp, CTX, PAGE, 0, 0, &kv, &gpu_err));
+    GPU_OK(gsmrt_kv_cache_create(g->dev, &hp, CTX, PAGE, 0, 0, type, &kv, &gpu_err));
     /* rows: window min(1000, 128) = 128 (4 pages); ratio 4: ceil(1000/4) = 250
      * (8 pages); rings of 8 (1 page) and 128 (4 pages); ratio 128: ceil(1000/128)
      * = 8 (1 page) */
@@ -85,7 +85,7 @@ static void test_lines(void **state)
         assert_int_equal(l->n_pages_max, want[i].n_pages_max);
         assert_int_equal(l->n_hot_slots, want[i].n_pages_max);   /* dense: a slot per page */
         assert_int_equal(l->n_cold_slots, 0);
-        hot += (uint64_t)want[i].n_pages_max * PAGE * want[i].row_floats * 4;
+        hot += (uint64_t)want[i].n_pages_max * PAGE * want[i].row_floats * value_bytes;
     }
     assert_null(gsmrt_kv_cache_line(kv, 0, 1));
     assert_null(gsmrt_kv_cache_line(kv, 3, 0));
@@ -105,21 +105,26 @@ static void test_lines(void **state)
     struct gsmrt_vk_range h1, c1, t1, h2, c2, t2;
     GPU_OK(gsmrt_kv_cache_bind(g->dev, kv, 1, 2, &h1, &c1, &t1, &gpu_err));
     GPU_OK(gsmrt_kv_cache_bind(g->dev, kv, 2, 1, &h2, &c2, &t2, &gpu_err));
-    assert_int_equal(h1.size, 8 * PAGE * IDX * 4);
-    assert_int_equal(h2.size, 1 * PAGE * D * 4);
+    assert_int_equal(h1.size, 8 * PAGE * IDX * value_bytes);
+    assert_int_equal(h2.size, 1 * PAGE * D * value_bytes);
     assert_int_equal(t2.offset - t1.offset, (7 - 3) * 64 * 4);   /* lines 3 and 7 */
     assert_int_equal(gsmrt_kv_cache_bind(g->dev, kv, 0, 1, &h1, &c1, &t1, &gpu_err), GSMRT_E_INVALID_ARGUMENT);
     assert_non_null(strstr(gpu_err.msg, "layer 0 has no stream 1"));
     gsmrt_kv_cache_destroy(g->dev, kv);
 }
 
-/* Tiered slots apply to tiered streams only; the others stay dense. */
-static void test_tiered_slots(void **state)
+static void test_lines(void **state)
 {
-    struct gpu *g = *state;
+    lines_type(*state, GSMRT_KV_F32, 4);
+    lines_type(*state, GSMRT_KV_F16, 2);
+}
+
+/* Tiered slots apply to tiered streams only; the others stay dense. */
+static void tiered_slots_type(struct gpu *g, enum gsmrt_kv_type type, uint32_t value_bytes)
+{
     struct gsmrt_hparams hp = hparams();
     struct gsmrt_kv_cache *kv;
-    GPU_OK(gsmrt_kv_cache_create(g->dev, &hp, CTX, PAGE, 2, 6, &kv, &gpu_err));
+    GPU_OK(gsmrt_kv_cache_create(g->dev, &hp, CTX, PAGE, 2, 6, type, &kv, &gpu_err));
     for (uint32_t i = 0; i < kv->n_lines; i++) {
         const struct gsmrt_kv_line *l = &kv->lines[i];
         bool tiered = l->s.role == GSMRT_KV_ROLE_COMPRESSED;
@@ -128,7 +133,7 @@ static void test_tiered_slots(void **state)
         assert_int_equal(l->n_cold_slots, tiered ? 6 : 0);
     }
     /* hot + cold bytes: two tiered lines (ratio 4 and 128), width D */
-    uint64_t page = (uint64_t)PAGE * D * 4;
+    uint64_t page = (uint64_t)PAGE * D * value_bytes;
     assert_int_equal(gsmrt_kv_cache_cold_bytes(kv), 2 * 6 * page);
     /* GSM tiers the MLA layout only: this one is refused, by layer */
     struct gsmrt_gsm_config cfg;
@@ -138,6 +143,12 @@ static void test_tiered_slots(void **state)
     assert_null(gsm);
     assert_non_null(strstr(gpu_err.msg, "layer 0's KV layout is not one tiered latent row per position"));
     gsmrt_kv_cache_destroy(g->dev, kv);
+}
+
+static void test_tiered_slots(void **state)
+{
+    tiered_slots_type(*state, GSMRT_KV_F32, 4);
+    tiered_slots_type(*state, GSMRT_KV_F16, 2);
 }
 
 /* A layout with a zero-width stream is refused with the architecture's name. */
@@ -154,9 +165,34 @@ static void test_bad_layout(void **state)
     struct gsmrt_hparams hp = hparams();
     hp.arch = &bad;
     struct gsmrt_kv_cache *kv = NULL;
-    assert_int_equal(gsmrt_kv_cache_create(g->dev, &hp, CTX, PAGE, 0, 0, &kv, &gpu_err), GSMRT_E_INVALID_ARGUMENT);
+    assert_int_equal(gsmrt_kv_cache_create(g->dev, &hp, CTX, PAGE, 0, 0, GSMRT_KV_F32, &kv, &gpu_err),
+                     GSMRT_E_INVALID_ARGUMENT);
     assert_null(kv);
     assert_non_null(strstr(gpu_err.msg, "broken KV layout: layer 1 stream 0 has rows of 0 floats"));
+}
+
+/* An F16 cache packs two values a word: a layout with an odd row width is
+ * refused by name (F32 takes it). */
+static void odd_layout(const struct gsmrt_hparams *hp, uint32_t il, struct gsmrt_kv_layer_layout *out)
+{
+    (void)hp;
+    *out = (struct gsmrt_kv_layer_layout){.n_streams = 1, .stream = {{.row_floats = il == 2 ? 9 : 8, .ratio = 1}}};
+}
+
+static void test_odd_width_f16(void **state)
+{
+    struct gpu *g = *state;
+    const struct gsmrt_arch odd = {.name = "odd", .kv_layout = odd_layout};
+    struct gsmrt_hparams hp = hparams();
+    hp.arch = &odd;
+    struct gsmrt_kv_cache *kv = NULL;
+    assert_int_equal(gsmrt_kv_cache_create(g->dev, &hp, CTX, PAGE, 0, 0, GSMRT_KV_F16, &kv, &gpu_err),
+                     GSMRT_E_UNSUPPORTED);
+    assert_null(kv);
+    assert_non_null(strstr(gpu_err.msg, "odd KV layout: layer 2 stream 0 has rows of 9 floats"));
+    assert_non_null(strstr(gpu_err.msg, "f32"));
+    GPU_OK(gsmrt_kv_cache_create(g->dev, &hp, CTX, PAGE, 0, 0, GSMRT_KV_F32, &kv, &gpu_err));
+    gsmrt_kv_cache_destroy(g->dev, kv);
 }
 
 int main(void)
@@ -165,6 +201,7 @@ int main(void)
         cmocka_unit_test(test_lines),
         cmocka_unit_test(test_tiered_slots),
         cmocka_unit_test(test_bad_layout),
+        cmocka_unit_test(test_odd_width_f16),
     };
     return cmocka_run_group_tests(tests, gpu_setup, gpu_teardown);
 }

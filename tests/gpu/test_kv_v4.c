@@ -77,7 +77,7 @@ static void test_bytes_at_contexts(void **state)
     const uint32_t ctx[] = {8192, 131072, 1048576};
     for (size_t i = 0; i < sizeof ctx / sizeof ctx[0]; i++) {
         struct gsmrt_kv_cache *kv;
-        GPU_OK(gsmrt_kv_cache_create(g->dev, hp, ctx[i], PAGE, 0, 0, &kv, &gpu_err));
+        GPU_OK(gsmrt_kv_cache_create(g->dev, hp, ctx[i], PAGE, 0, 0, GSMRT_KV_F32, &kv, &gpu_err));
         uint64_t have = gsmrt_kv_cache_hot_bytes(kv), want = formula_bytes(ctx[i]);
         printf("deepseek4 tiny: %u positions: %.2f MiB of KV (formula %.2f MiB)\n", ctx[i], have / 1048576.0,
                want / 1048576.0);
@@ -94,7 +94,7 @@ static void test_gsm_refused(void **state)
 {
     struct gpu *g = *state;
     struct gsmrt_kv_cache *kv;
-    GPU_OK(gsmrt_kv_cache_create(g->dev, hp, 1024, PAGE, 0, 0, &kv, &gpu_err));
+    GPU_OK(gsmrt_kv_cache_create(g->dev, hp, 1024, PAGE, 0, 0, GSMRT_KV_F32, &kv, &gpu_err));
     struct gsmrt_gsm_config cfg;
     gsmrt_gsm_config_defaults(&cfg);
     struct gsmrt_gsm_decode *gsm = NULL;

@@ -193,9 +193,9 @@ static void test_logits_and_greedy(void **state)
                                                       name->valuestring), &n_greedy_torch);
         assert_true(n_greedy > 0);
         assert_int_equal(n_greedy, n_greedy_torch);
-        struct gsmrt_kv_cache *kv;
+        struct gsmrt_kv_cache *kv;   /* an F32 cache: the tolerances are the fp32 reference's */
         struct gsmrt_forward *f;
-        GPU_OK(gsmrt_kv_cache_create(gp->dev, &hp, 1024, 32, 0, 0, &kv, &gpu_err));
+        GPU_OK(gsmrt_kv_cache_create(gp->dev, &hp, 1024, 32, 0, 0, GSMRT_KV_F32, &kv, &gpu_err));
         GPU_OK(gsmrt_forward_create(m, 64, 1024, &f, &gpu_err));
         float *got = malloc(n * V * sizeof *got);
         for (size_t t = 0; t < n; t += 64) {

@@ -29,6 +29,11 @@ uint16_t ref_f32_to_f16(float f)
     return (uint16_t)(sign | h);
 }
 
+void ref_round_f16(float *x, size_t n)
+{
+    for (size_t i = 0; i < n; i++) x[i] = ref_f16_to_f32(ref_f32_to_f16(x[i]));
+}
+
 float ref_f16_to_f32(uint16_t h)
 {
     uint32_t sign = (uint32_t)(h & 0x8000u) << 16;

@@ -11,6 +11,9 @@
 /* IEEE half <-> float, round to nearest even (independent of any library). */
 uint16_t ref_f32_to_f16(float f);
 float ref_f16_to_f32(uint16_t h);
+/* What an F16 KV cache holds for x[0..n): each value rounded to the nearest
+ * half (ties to even) and back, in place. */
+void ref_round_f16(float *x, size_t n);
 
 /* Q8_0 (ggml layout: f16 d = max|x|/127, then 32 int8 round(x/d)). */
 void ref_quantize_q8_0(const float *x, size_t n, uint8_t *out);   /* n % 32 == 0 */
