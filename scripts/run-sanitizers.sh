@@ -34,7 +34,12 @@ for icd in /usr/share/vulkan/icd.d/*.json; do
   case $lib in /*) ;; *) lib=$(ldconfig -p | awk -v n="$lib" '$1 == n {print $NF; exit}') ;; esac
   if [ -n "$lib" ] && [ -e "$lib" ]; then preload="$preload $lib"; fi
 done
+# Python fixtures (the PyTorch reference's V4 kernel cases) must not run with
+# the ASan runtime preloaded into the interpreter: they are made first, and the
+# preloaded run does not repeat them (-FS).
+ctest --test-dir "$build" -R '^make_v4_kernel_cases$' --output-on-failure
 echo "GPU tests with leak checking; preloaded: $preload"
-LD_PRELOAD="$preload" LSAN_OPTIONS="suppressions=$PWD/tests/lsan.supp:print_suppressions=0" ctest --test-dir "$build" -L gpu -LE soak -E 'golden_(f32|q8_0)' --output-on-failure -j "$jobs"
+LD_PRELOAD="$preload" LSAN_OPTIONS="suppressions=$PWD/tests/lsan.supp:print_suppressions=0" ctest --test-dir "$build" -L gpu -LE soak \
+  -E 'golden_(f32|q8_0)|^make_v4_kernel_cases$' -FS '^v4_kernel_cases$' --output-on-failure -j "$jobs"
 # gsm serve under the sanitizers: both servers must exit cleanly (no leak) after the openai-client tests
 GSM_SERVE_LD_PRELOAD="$preload" LSAN_OPTIONS="suppressions=$PWD/tests/lsan.supp:print_suppressions=0" ctest --test-dir "$build" -R e2e_serve --output-on-failure
