@@ -12,9 +12,10 @@ corpus=tests/fuzz/corpus/gguf
 out=build-fuzz
 mkdir -p "$out" "$corpus" "$out/new-corpus"
 flags="-std=c11 -D_GNU_SOURCE -g -O1 -Iruntime -Iinclude -Itests -fno-omit-frame-pointer"
-srcs="runtime/gguf/gguf.c runtime/gguf/gguf_kv.c runtime/model/hparams.c runtime/base/err.c runtime/base/mem.c"
+srcs="runtime/gguf/gguf.c runtime/gguf/gguf_kv.c runtime/gguf/wtype.c runtime/model/hparams.c runtime/model/hparams_keys.c
+  runtime/model/arch.c runtime/model/deepseek2_hparams.c runtime/model/deepseek4_hparams.c runtime/base/err.c runtime/base/mem.c"
 clang $flags -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
-  tests/fuzz/fuzz_gguf.c $srcs -lm -o "$out/fuzz_gguf"
+  tests/fuzz/fuzz_gguf.c tests/fuzz/no_forward.c $srcs -lm -o "$out/fuzz_gguf"
 if [ -z "$(ls -A "$corpus")" ]; then
   clang $flags tests/fuzz/make_seeds.c tests/data/gguf_writer.c -lm -o "$out/make_seeds"
   "$out/make_seeds" "$corpus"
