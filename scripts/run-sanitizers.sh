@@ -15,8 +15,9 @@
 # tests/lsan.supp drops C++ `operator new` blocks, which gsmrt (C) never
 # makes. Every other leak LSan reports is ours. The API tests also count the
 # host blocks that go through the context's allocator (tests/support/fail_alloc).
-# The F32 and Q8_0 golden runs repeat the F16 one on other weights; they run
-# in the plain build only, to keep the suite short.
+# The F32 and Q8_0 golden runs repeat the F16 one on other weights, and the
+# llama.cpp-quantised model files repeat one another (Q4_K_M stays, for the
+# K-quant paths); they run in the plain build only, to keep the suite short.
 set -eu
 cd "$(dirname "$0")/.."
 build=${GSMRT_ASAN_BUILD_DIR:-build-asan}
@@ -40,6 +41,6 @@ done
 ctest --test-dir "$build" -R '^make_v4_kernel_cases$' --output-on-failure
 echo "GPU tests with leak checking; preloaded: $preload"
 LD_PRELOAD="$preload" LSAN_OPTIONS="suppressions=$PWD/tests/lsan.supp:print_suppressions=0" ctest --test-dir "$build" -L gpu -LE soak \
-  -E 'golden_(f32|q8_0)|^make_v4_kernel_cases$' -FS '^v4_kernel_cases$' --output-on-failure -j "$jobs"
+  -E 'golden_(f32|q8_0)|test_quant_model_(Q4_0|Q5_K_M|Q6_K|Q3_K_M|Q2_K|IQ4_XS|IQ2_XXS)$|^make_v4_kernel_cases$' -FS '^v4_kernel_cases$' --output-on-failure -j "$jobs"
 # gsm serve under the sanitizers: both servers must exit cleanly (no leak) after the openai-client tests
 GSM_SERVE_LD_PRELOAD="$preload" LSAN_OPTIONS="suppressions=$PWD/tests/lsan.supp:print_suppressions=0" ctest --test-dir "$build" -R e2e_serve --output-on-failure
