@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <cjson/cJSON.h>
+
 struct gsmrt_err gpu_err;
 
 static gsmrt_status check(gsmrt_status st, const char *what)
@@ -128,4 +130,28 @@ void for_each_variant(struct gpu *g, void (*body)(struct gpu *))
     body(g);
     g->dev->row_per_invocation = rows;
     g->dev->disable_subgroup_ops = nosg;
+}
+
+char *gpu_read_file(const char *path, size_t *n)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) fail_msg("cannot open %s", path);
+    fseek(f, 0, SEEK_END);
+    long len = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *d = malloc((size_t)len + 1);
+    if (!d || fread(d, 1, (size_t)len, f) != (size_t)len) fail_msg("cannot read %s", path);
+    fclose(f);
+    d[len] = '\0';
+    if (n) *n = (size_t)len;
+    return d;
+}
+
+struct cJSON *gpu_load_json(const char *path)
+{
+    char *text = gpu_read_file(path, NULL);
+    cJSON *j = cJSON_Parse(text);
+    free(text);
+    if (!j) fail_msg("%s is not valid JSON", path);
+    return j;
 }

@@ -25,6 +25,12 @@ struct gpu {
 int gpu_setup(void **state);
 int gpu_teardown(void **state);
 
+/* The whole file, NUL-terminated (free it); *n its length when n is not
+ * NULL. Fails the test when the file cannot be read. */
+char *gpu_read_file(const char *path, size_t *n);
+/* The file parsed as JSON (cJSON_Delete it); fails the test when it is not. */
+struct cJSON *gpu_load_json(const char *path);
+
 /* The error record tests pass to the runtime. */
 extern struct gsmrt_err gpu_err;
 

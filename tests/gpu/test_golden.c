@@ -52,30 +52,6 @@ static const char *golden(const char *name)
     return buf[k];
 }
 
-static char *slurp(const char *path, size_t *n)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) fail_msg("cannot open %s", path);
-    fseek(f, 0, SEEK_END);
-    long len = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *d = malloc((size_t)len + 1);
-    if (fread(d, 1, (size_t)len, f) != (size_t)len) fail_msg("cannot read %s", path);
-    fclose(f);
-    d[len] = '\0';
-    if (n) *n = (size_t)len;
-    return d;
-}
-
-static cJSON *load_json(const char *path)
-{
-    char *text = slurp(path, NULL);
-    cJSON *j = cJSON_Parse(text);
-    free(text);
-    if (!j) fail_msg("%s is not valid JSON", path);
-    return j;
-}
-
 static const char *variant(void)
 {
     const char *v = getenv("GSMRT_GOLDEN_VARIANT");
@@ -125,8 +101,8 @@ static int32_t *ids_of(const cJSON *arr, size_t *n)
 static void test_tokenize(void **state)
 {
     struct gpu *gp = *state;
-    cJSON *manifest = load_json(golden("manifest.json"));
-    cJSON *cases = load_json(golden("tokenize.json"));
+    cJSON *manifest = gpu_load_json(golden("manifest.json"));
+    cJSON *cases = gpu_load_json(golden("tokenize.json"));
     struct loaded l;
     load(gp, manifest, &l);
     int n = cJSON_GetArraySize(cases), bad = 0;
@@ -172,7 +148,7 @@ static float *all_logits(struct gpu *gp, struct loaded *l, const int32_t *ids, s
 
 static void logits_type(struct gpu *gp, enum gsmrt_kv_type type, double max_nmse, double max_abs)
 {
-    cJSON *manifest = load_json(golden("manifest.json"));
+    cJSON *manifest = gpu_load_json(golden("manifest.json"));
     struct loaded l;
     load(gp, manifest, &l);
     uint32_t V = l.hp.n_vocab;
@@ -184,7 +160,7 @@ static void logits_type(struct gpu *gp, enum gsmrt_kv_type type, double max_nmse
         int32_t *ids = ids_of(cJSON_GetObjectItem(c, "tokens"), &n);
         int32_t *pos = ids_of(cJSON_GetObjectItem(c, "logit_positions"), &n_pos);
         size_t bytes;
-        float *want = (float *)slurp(
+        float *want = (float *)gpu_read_file(
             golden(cJSON_GetObjectItem(cJSON_GetObjectItem(c, "logits_files"), variant())->valuestring), &bytes);
         assert_int_equal(bytes, n_pos * V * 4);
         /* decode one token at a time for short prompts, prefill in steps of 64 otherwise */
@@ -223,7 +199,7 @@ static void test_greedy(void **state)
 {
     if (strcmp(variant(), "q8_0") == 0) skip();   /* greedy equality is the contract for F32/F16 */
     struct gpu *gp = *state;
-    cJSON *manifest = load_json(golden("manifest.json"));
+    cJSON *manifest = gpu_load_json(golden("manifest.json"));
     struct loaded l;
     load(gp, manifest, &l);
     uint32_t V = l.hp.n_vocab;
@@ -261,7 +237,7 @@ static void test_greedy(void **state)
 static void test_perplexity(void **state)
 {
     (void)state;
-    cJSON *manifest = load_json(golden("manifest.json"));
+    cJSON *manifest = gpu_load_json(golden("manifest.json"));
     const cJSON *p = cJSON_GetObjectItem(manifest, "perplexity");
     double want = cJSON_GetObjectItem(p, strcmp(variant(), "q8_0") == 0 ? "ppl_q8_0" : "ppl")->valuedouble;
     uint32_t n_ctx = (uint32_t)cJSON_GetObjectItem(p, "n_ctx")->valuedouble;
@@ -269,7 +245,7 @@ static void test_perplexity(void **state)
     model_path(manifest, path, sizeof path);
     snprintf(text_path, sizeof text_path, "%s", golden(cJSON_GetObjectItem(p, "file")->valuestring));
     size_t len;
-    char *text = slurp(text_path, &len);
+    char *text = gpu_read_file(text_path, &len);
     gsmrt_context_params cp;
     gsmrt_context_params_init(&cp, sizeof cp);
     cp.pipeline_cache_path = "";

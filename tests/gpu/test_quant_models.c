@@ -53,30 +53,6 @@
 
 static int skipped_unsupported;
 
-static char *slurp(const char *path, size_t *n)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) fail_msg("cannot open %s", path);
-    fseek(f, 0, SEEK_END);
-    long len = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *d = malloc((size_t)len + 1);
-    if (fread(d, 1, (size_t)len, f) != (size_t)len) fail_msg("cannot read %s", path);
-    fclose(f);
-    d[len] = '\0';
-    if (n) *n = (size_t)len;
-    return d;
-}
-
-static cJSON *load_json(const char *path)
-{
-    char *text = slurp(path, NULL);
-    cJSON *j = cJSON_Parse(text);
-    free(text);
-    if (!j) fail_msg("%s is not valid JSON", path);
-    return j;
-}
-
 static int32_t *ids_of(const cJSON *arr, size_t *n)
 {
     *n = (size_t)cJSON_GetArraySize(arr);
@@ -144,7 +120,7 @@ static void *slurp_entry(const cJSON *entry, const char *key, size_t *bytes)
 {
     char path[1024];
     snprintf(path, sizeof path, "%s/%s", QUANT_DIR, cJSON_GetObjectItem(entry, key)->valuestring);
-    return slurp(path, bytes);
+    return gpu_read_file(path, bytes);
 }
 
 /* Logits and greedy tokens of every case, in one pass per case: prefill in
@@ -152,7 +128,7 @@ static void *slurp_entry(const cJSON *entry, const char *key, size_t *bytes)
 static void test_logits_and_greedy(void **state)
 {
     struct gpu *gp = *state;
-    cJSON *qman = load_json(QUANT_DIR "/manifest.json"), *gman = load_json(GOLDEN_DIR "/manifest.json");
+    cJSON *qman = gpu_load_json(QUANT_DIR "/manifest.json"), *gman = gpu_load_json(GOLDEN_DIR "/manifest.json");
     const cJSON *entry = type_entry(qman);
     char path[1024];
     snprintf(path, sizeof path, "%s/%s", QUANT_DIR, cJSON_GetObjectItem(entry, "file")->valuestring);
@@ -255,7 +231,7 @@ static void test_perplexity(void **state)
 {
     (void)state;
     if (skipped_unsupported) skip();
-    cJSON *qman = load_json(QUANT_DIR "/manifest.json");
+    cJSON *qman = gpu_load_json(QUANT_DIR "/manifest.json");
     const cJSON *entry = type_entry(qman), *p = cJSON_GetObjectItem(qman, "perplexity");
     double want = cJSON_GetObjectItem(entry, "ppl_llama")->valuedouble;
     uint32_t n_ctx = (uint32_t)cJSON_GetObjectItem(p, "n_ctx")->valuedouble;
@@ -263,7 +239,7 @@ static void test_perplexity(void **state)
     snprintf(path, sizeof path, "%s/%s", QUANT_DIR, cJSON_GetObjectItem(entry, "file")->valuestring);
     snprintf(text_path, sizeof text_path, "%s/%s", QUANT_DIR, cJSON_GetObjectItem(p, "file")->valuestring);
     size_t len;
-    char *text = slurp(text_path, &len);
+    char *text = gpu_read_file(text_path, &len);
     gsmrt_context_params cp;
     gsmrt_context_params_init(&cp, sizeof cp);
     cp.pipeline_cache_path = "";
