@@ -78,10 +78,14 @@ check "unwritable XDG_CACHE_HOME: one warning" [ "$(grep -c 'without a persisten
 
 # As another user (when run as root and setpriv exists): a read-only cache
 # directory, and another user's unreadable file as the cache, each warn once.
-if [ "$(id -u)" = 0 ] && command -v setpriv > /dev/null; then
+# The checkout must be reachable by that user (a clone inside a private
+# `mktemp -d` directory is not): otherwise these cases are skipped, saying why.
+as_nobody="setpriv --reuid=nobody --regid=nogroup --clear-groups"
+if [ "$(id -u)" = 0 ] && command -v setpriv > /dev/null && ! $as_nobody sh -c "test -x '$gsm' && test -r '$model'"; then
+  echo "note: user nobody cannot reach $gsm or $model (a private directory above the checkout): the other-user cases are skipped"
+elif [ "$(id -u)" = 0 ] && command -v setpriv > /dev/null; then
   shared=$(mktemp -d) && chmod 755 "$shared" && mkdir -m 555 "$shared/ro" && mkdir -m 755 "$shared/own"
   printf 'GSMRTPC\000root-only' > "$shared/own/pipelines.bin" && chmod 600 "$shared/own/pipelines.bin"
-  as_nobody="setpriv --reuid=nobody --regid=nogroup --clear-groups"
   rc=$(status $as_nobody env -u GSMRT_PIPELINE_CACHE XDG_CACHE_HOME="$shared/ro" HOME="$shared/ro" "$gsm" run \
     -m "$model" -p hi -n 2)
   check "read-only XDG_CACHE_HOME (as nobody): the run succeeds (rc $rc)" [ "$rc" = 0 ]
